@@ -1,0 +1,17 @@
+"""The ``spandep`` command: one sub-command per module in this package."""
+
+from __future__ import annotations
+
+import typer
+
+from spandep.cli.evaluate import evaluate
+from spandep.cli.parse import parse
+from spandep.cli.train import train
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="spandep: span-span and Biaffine dependency parsing.")
+app.command()(train)
+app.command()(parse)
+app.command()(evaluate)
+
+if __name__ == "__main__":
+    app()
