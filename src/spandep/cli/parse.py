@@ -1,0 +1,57 @@
+"""``spandep parse IN -o OUT``: parse CoNLL-U, CoNLL-X, pre-tokenised or raw text into CoNLL-U."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+from tqdm import tqdm
+
+from spandep.cli.common import handle_errors
+
+INPUT_FORMATS = ("conllu", "conllx", "tokens", "text")
+
+
+def parse(
+    input: Path = typer.Argument(..., help="Input file."),
+    output: str = typer.Option("-", "--output", "-o", help="Output CoNLL-U file ('-' for stdout)."),
+    model: Optional[Path] = typer.Option(None, "--model", "-m", help="Model folder (default: $SPANDEP_MODEL)."),
+    input_format: str = typer.Option("conllu", "--input-format", "-f", help="conllu | conllx | tokens | text"),
+    decoder: Optional[str] = typer.Option(None, help="mst (non-projective) or eisner (projective); default: the model's."),
+    batch_tokens: int = typer.Option(4000, help="Words per batch; lower it if memory runs out."),
+    threads: int = typer.Option(0, help="Torch CPU threads (0: torch's default)."),
+) -> None:
+    """Parse INPUT and write every sentence, with all its columns and lines, plus predicted HEAD and DEPREL."""
+    with handle_errors():
+        import torch
+
+        from spandep.data import conllu
+        from spandep.errors import InputFormatError, ModelError
+        from spandep.pipeline.model_io import load_model
+        from spandep.pipeline.predict import parse_stream
+
+        if input_format not in INPUT_FORMATS:
+            raise InputFormatError(str(input), 0, f"unknown --input-format {input_format!r}; use one of {', '.join(INPUT_FORMATS)}")
+        if not input.is_file():
+            raise InputFormatError(str(input), 0, "input file not found")
+        model_dir = model or (Path(os.environ["SPANDEP_MODEL"]) if os.environ.get("SPANDEP_MODEL") else None)
+        if model_dir is None:
+            raise ModelError("no model given: pass --model DIR (a folder written by `spandep train`) or set SPANDEP_MODEL")
+        if threads:
+            torch.set_num_threads(threads)
+        parser = load_model(model_dir)
+        chosen = decoder or parser.config["training"].get("config", {}).get("training", {}).get("decoder", "mst")
+        if chosen not in ("mst", "eisner"):
+            raise ModelError(f"unknown --decoder {chosen!r}; use mst or eisner")
+        if input_format in ("conllu", "conllx"):
+            sentences = conllu.read_conllu(input, input_format)
+        elif input_format == "tokens":
+            sentences = conllu.read_tokens(input)
+        else:
+            sentences = conllu.read_text(input)
+        bar = tqdm(desc="parsing", unit=" sent", disable=None)
+        parsed = parse_stream(parser, sentences, batch_tokens=batch_tokens, decoder=chosen)
+        conllu.write_conllu((bar.update(1) or s for s in parsed), output)
+        bar.close()

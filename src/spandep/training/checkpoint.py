@@ -1,0 +1,73 @@
+"""Resumable training state, written atomically: weights, optimiser moments and RNG as safetensors, the rest JSON.
+
+A checkpoint is ``ckpt-<step>.safetensors`` + ``ckpt-<step>.json``; ``latest.json`` names the newest complete one
+and is replaced (``os.replace``) only after both files are on disk, so a crash at any moment leaves a usable
+checkpoint behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from spandep.errors import OutputError
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def save_checkpoint(
+    directory: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, meta: dict[str, Any]
+) -> None:
+    """Write a checkpoint for ``meta['step']`` and point ``latest.json`` at it; older ones are removed."""
+    step = int(meta["step"])
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        tensors = {f"model.{k}": v.detach().contiguous().clone() for k, v in model.state_dict().items()}
+        opt_state = optimizer.state_dict()
+        for pid, state in opt_state["state"].items():
+            for key, value in state.items():
+                tensors[f"optim.{pid}.{key}"] = torch.as_tensor(value).detach().contiguous().clone()
+        tensors["rng.torch"] = torch.get_rng_state()
+        name = f"ckpt-{step}"
+        tmp = directory / f".{name}.safetensors.tmp"
+        save_file(tensors, str(tmp))
+        os.replace(tmp, directory / f"{name}.safetensors")
+        info = {**meta, "param_groups": opt_state["param_groups"]}
+        _atomic_write_text(directory / f"{name}.json", json.dumps(info, indent=1))
+        _atomic_write_text(directory / "latest.json", json.dumps({"name": name, "step": step}))
+    except OSError as exc:
+        raise OutputError(f"cannot write checkpoint in {directory}: {exc.strerror or exc}; free space or choose another [training] output") from exc
+    for old in directory.glob("ckpt-*"):
+        if not old.name.startswith(name + "."):
+            old.unlink(missing_ok=True)
+
+
+def load_checkpoint(directory: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any] | None:
+    """Restore the newest checkpoint into ``model`` and ``optimizer``; returns its metadata, or None if none."""
+    latest = directory / "latest.json"
+    if not latest.is_file():
+        return None
+    name = json.loads(latest.read_text(encoding="utf-8"))["name"]
+    info = json.loads((directory / f"{name}.json").read_text(encoding="utf-8"))
+    tensors = load_file(str(directory / f"{name}.safetensors"))
+    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
+    state: dict[int, dict[str, torch.Tensor]] = {}
+    for key, value in tensors.items():
+        if key.startswith("optim."):
+            _, pid, field = key.split(".", 2)
+            state.setdefault(int(pid), {})[field] = value
+    optimizer.load_state_dict({"state": state, "param_groups": info.pop("param_groups")})
+    torch.set_rng_state(tensors["rng.torch"])
+    return info

@@ -1,0 +1,88 @@
+"""Training configuration: a TOML file with four tables, checked against known keys and defaults."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from spandep.errors import InputFormatError
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "data": {"train": None, "dev": None, "format": "conllu", "max_train_sentences": 0},
+    "encoder": {
+        "type": "transformer",
+        "model": "all-MiniLM-L6-v2",
+        "pooling": "mean",
+        "mix_layers": 4,
+        "dropout": 0.1,
+        "use_upos": False,
+        "upos_dim": 100,
+        "word_dim": 100,
+        "char_dim": 50,
+        "char_out": 100,
+        "hidden": 400,
+        "layers": 3,
+        "min_freq": 2,
+        "pretrained": True,
+    },
+    "model": {"type": "biaffine", "arc_mlp": 500, "rel_mlp": 100, "mlp_dropout": 0.33},
+    "training": {
+        "output": None,
+        "epochs": 10,
+        "batch_tokens": 2000,
+        "lr": 1e-3,
+        "encoder_lr": 5e-5,
+        "betas": [0.9, 0.9],
+        "weight_decay": 0.0,
+        "warmup": 0.1,
+        "clip": 5.0,
+        "patience": 3,
+        "seed": 1,
+        "decoder": "mst",
+        "threads": 0,
+        "checkpoint_every": 200,
+        "eval_batch_tokens": 4000,
+    },
+}
+
+ENCODER_KEYS = {
+    "transformer": {"type", "model", "pooling", "mix_layers", "dropout", "use_upos", "upos_dim", "pretrained"},
+    "bilstm": {"type", "word_dim", "char_dim", "char_out", "hidden", "layers", "dropout", "use_upos", "upos_dim", "min_freq"},
+}
+
+
+def load_config(path: str | Path, overrides: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    """Read a TOML config, fill defaults, reject unknown keys; relative paths are taken from the working directory."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise InputFormatError(str(path), 0, "config file not found") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise InputFormatError(str(path), getattr(exc, "lineno", 0) or 0, f"invalid TOML: {exc}") from exc
+    for section, values in (overrides or {}).items():
+        raw.setdefault(section, {}).update({k: v for k, v in values.items() if v is not None})
+    cfg: dict[str, dict[str, Any]] = {}
+    for section, defaults in DEFAULTS.items():
+        given = raw.pop(section, {})
+        unknown = set(given) - set(defaults)
+        if unknown:
+            raise InputFormatError(str(path), 0, f"unknown key(s) in [{section}]: {', '.join(sorted(unknown))}; known: {', '.join(defaults)}")
+        cfg[section] = {**defaults, **given}
+    if raw:
+        raise InputFormatError(str(path), 0, f"unknown table(s): {', '.join(raw)}; known: {', '.join(DEFAULTS)}")
+    for section, key in (("data", "train"), ("data", "dev"), ("training", "output")):
+        if not cfg[section][key]:
+            raise InputFormatError(str(path), 0, f"[{section}] {key} is required")
+        cfg[section][key] = str(Path(cfg[section][key]).expanduser().resolve())
+    if cfg["encoder"]["type"] not in ENCODER_KEYS:
+        raise InputFormatError(str(path), 0, f"[encoder] type must be one of {sorted(ENCODER_KEYS)}")
+    if cfg["training"]["decoder"] not in ("mst", "eisner"):
+        raise InputFormatError(str(path), 0, "[training] decoder must be 'mst' or 'eisner'")
+    return cfg

@@ -1,0 +1,205 @@
+"""The training loop: token-budget batches, AdamW with warm-up and linear decay, dev selection, resumable.
+
+Layout of an output folder::
+
+    output/model/        best model so far (chosen on dev), loadable with ``spandep parse --model``
+    output/checkpoint/   resumable state (see ``checkpoint.py``)
+    output/config.json   the resolved training config
+    output/train.log     one line per epoch (also printed)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from spandep.data.batching import token_batches
+from spandep.data.conllu import check_trees, read_conllu
+from spandep.data.sentence import Sentence
+from spandep.data.vocab import build_vocab
+from spandep.encoders.base import WordEncoder
+from spandep.evaluation.metrics import evaluate
+from spandep.models.biaffine import BiaffineParser
+from spandep.pipeline.model_io import save_model
+from spandep.pipeline.predict import featurize, predict_arcs, with_tree
+from spandep.training.checkpoint import load_checkpoint, save_checkpoint
+
+log = logging.getLogger("spandep.train")
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def read_treebank(path: str, fmt: str, limit: int = 0) -> list[Sentence]:
+    """All sentences of a training or dev file, checked to be trees."""
+    sentences = list(check_trees(read_conllu(path, fmt)))
+    return sentences[:limit] if limit else sentences
+
+
+def build_encoder_from(cfg: dict[str, Any], train: list[Sentence]) -> WordEncoder:
+    """A fresh encoder as the config asks, with vocabularies taken from the training data."""
+    enc = cfg["encoder"]
+    upos_vocab = build_vocab((t for s in train for t in s.upos), specials=["<unk>"]) if enc["use_upos"] else None
+    if enc["type"] == "transformer":
+        from spandep.encoders.transformer import TransformerEncoder
+
+        return TransformerEncoder(
+            model=enc["model"], pooling=enc["pooling"], mix_layers=enc["mix_layers"], dropout=enc["dropout"],
+            upos_vocab=upos_vocab, upos_dim=enc["upos_dim"], pretrained=enc["pretrained"],
+        )
+    from spandep.encoders.bilstm import BiLSTMEncoder
+
+    words, chars = BiLSTMEncoder.build_vocab((s.forms for s in train), min_freq=enc["min_freq"])
+    return BiLSTMEncoder(
+        word_vocab=words, char_vocab=chars, word_dim=enc["word_dim"], char_dim=enc["char_dim"],
+        char_out=enc["char_out"], hidden=enc["hidden"], layers=enc["layers"], dropout=enc["dropout"],
+        upos_vocab=upos_vocab, upos_dim=enc["upos_dim"],
+    )
+
+
+def build_optimizer(model: BiaffineParser, cfg: dict[str, Any]) -> torch.optim.AdamW:
+    """Two parameter groups: the pretrained transformer at ``encoder_lr``, everything else at ``lr``."""
+    tr = cfg["training"]
+    pretrained = getattr(model.encoder, "transformer", None)
+    pre_ids = {id(p) for p in pretrained.parameters()} if pretrained is not None else set()
+    groups = [
+        {"params": [p for p in model.parameters() if id(p) in pre_ids], "lr": tr["encoder_lr"], "base_lr": tr["encoder_lr"]},
+        {"params": [p for p in model.parameters() if id(p) not in pre_ids], "lr": tr["lr"], "base_lr": tr["lr"]},
+    ]
+    groups = [g for g in groups if g["params"]]
+    return torch.optim.AdamW(groups, betas=tuple(tr["betas"]), weight_decay=tr["weight_decay"])
+
+
+def lr_factor(step: int, total: int, warmup: float) -> float:
+    """Linear warm-up over ``warmup`` of the real optimiser steps, then linear decay to zero."""
+    warm = max(1, int(total * warmup))
+    if step < warm:
+        return (step + 1) / warm
+    return max(0.0, (total - step) / max(1, total - warm))
+
+
+class Trainer:
+    """Trains one model from a resolved config; ``run()`` resumes automatically from the output folder."""
+
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        self.cfg = cfg
+        tr = cfg["training"]
+        self.out = Path(tr["output"])
+        if tr["threads"]:
+            torch.set_num_threads(tr["threads"])
+        seed_everything(tr["seed"])
+        data = cfg["data"]
+        self.train = read_treebank(data["train"], data["format"], data["max_train_sentences"])
+        self.dev = read_treebank(data["dev"], data["format"])
+        labels = build_vocab(r for s in self.train for r in s.deprels)
+        self.label_index = {r: i for i, r in enumerate(labels)}
+        m = cfg["model"]
+        self.model = BiaffineParser(
+            build_encoder_from(cfg, self.train), labels, arc_mlp=m["arc_mlp"], rel_mlp=m["rel_mlp"], mlp_dropout=m["mlp_dropout"]
+        )
+        self.use_upos = cfg["encoder"]["use_upos"]
+        self.train_feats = [self._features(s) for s in tqdm(self.train, desc="featurise train", leave=False)]
+        self.dev_feats = [featurize(self.model, s, self.use_upos) for s in self.dev]
+        self.lengths = [len(s) for s in self.train]
+        self.batches_per_epoch = len(token_batches(self.lengths, tr["batch_tokens"]))
+        self.total_steps = self.batches_per_epoch * tr["epochs"]
+        self.optimizer = build_optimizer(self.model, cfg)
+
+    def _features(self, s: Sentence) -> dict[str, Any]:
+        f = featurize(self.model, s, self.use_upos)
+        f["heads"] = np.asarray([0] + [int(h) for h in s.heads], dtype=np.int64)
+        f["rels"] = np.asarray([0] + [self.label_index[r] for r in s.deprels], dtype=np.int64)
+        return f
+
+    def _batch(self, idx: list[int]) -> dict[str, torch.Tensor]:
+        feats = [self.train_feats[i] for i in idx]
+        batch = self.model.encoder.collate(feats)
+        width = batch["word_mask"].size(1)
+        for key in ("heads", "rels"):
+            t = torch.zeros(len(feats), width, dtype=torch.long)  # (batch, 1 + n)
+            for b, f in enumerate(feats):
+                t[b, : len(f[key])] = torch.from_numpy(f[key])
+            batch[key] = t
+        return batch
+
+    def evaluate_dev(self) -> dict[str, float]:
+        arcs = predict_arcs(self.model, self.dev_feats, self.cfg["training"]["eval_batch_tokens"], self.cfg["training"]["decoder"])
+        pred = [with_tree(s, h, r) for s, (h, r) in zip(self.dev, arcs)]
+        r = evaluate(self.dev, pred)
+        return {"UAS": r.uas, "LAS": r.las, "UAS_nopunct": r.uas_no_punct, "LAS_nopunct": r.las_no_punct}
+
+    def run(self) -> dict[str, Any]:
+        tr = self.cfg["training"]
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / "config.json").write_text(json.dumps(self.cfg, indent=2) + "\n", encoding="utf-8")
+        ckpt_dir = self.out / "checkpoint"
+        state = load_checkpoint(ckpt_dir, self.model, self.optimizer) or {
+            "step": 0, "epoch": 0, "batch": 0, "best": None, "bad_epochs": 0, "history": [], "train_seconds": 0.0,
+        }
+        if state["step"]:
+            log.info("resuming from step %d (epoch %d, batch %d)", state["step"], state["epoch"] + 1, state["batch"])
+        started = time.time() - state["train_seconds"]
+        self.model.train()
+        while state["epoch"] < tr["epochs"] and state["bad_epochs"] < tr["patience"]:
+            epoch = state["epoch"]
+            batches = token_batches(self.lengths, tr["batch_tokens"], shuffle=True, seed=tr["seed"] * 1000 + epoch)
+            bar = tqdm(total=len(batches), initial=state["batch"], desc=f"epoch {epoch + 1}/{tr['epochs']}", leave=False)
+            running = 0.0
+            for b in range(state["batch"], len(batches)):
+                loss = self._step(self._batch(batches[b]), state["step"])
+                running = 0.98 * running + 0.02 * loss if running else loss
+                state["step"] += 1
+                state["batch"] = b + 1
+                bar.update(1)
+                bar.set_postfix(loss=f"{running:.3f}")
+                if state["step"] % tr["checkpoint_every"] == 0 and state["batch"] < len(batches):
+                    state["train_seconds"] = time.time() - started
+                    save_checkpoint(ckpt_dir, self.model, self.optimizer, state)
+            bar.close()
+            scores = self.evaluate_dev()
+            self.model.train()
+            key = (scores["LAS_nopunct"], scores["UAS_nopunct"])
+            improved = state["best"] is None or key > tuple(state["best"]["key"])
+            if improved:
+                state["best"] = {"key": list(key), "epoch": epoch + 1, **scores}
+                state["bad_epochs"] = 0
+                save_model(self.model, self.out / "model", {"config": self.cfg, "epoch": epoch + 1, "dev": scores})
+            else:
+                state["bad_epochs"] += 1
+            state["train_seconds"] = time.time() - started
+            entry = {"epoch": epoch + 1, "step": state["step"], "minutes": round(state["train_seconds"] / 60, 2), "loss": round(running, 4), **scores}
+            state["history"].append(entry)
+            line = " ".join(f"{k}={v}" for k, v in entry.items()) + (" *best*" if improved else "")
+            log.info(line)
+            with open(self.out / "train.log", "a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
+            state["epoch"] += 1
+            state["batch"] = 0
+            save_checkpoint(ckpt_dir, self.model, self.optimizer, state)
+        return state
+
+    def _step(self, batch: dict[str, torch.Tensor], step: int) -> float:
+        tr = self.cfg["training"]
+        factor = lr_factor(step, self.total_steps, tr["warmup"])
+        for group in self.optimizer.param_groups:
+            group["lr"] = group["base_lr"] * factor
+        loss = self.model.loss(batch)
+        if not math.isfinite(loss.item()):
+            raise FloatingPointError(f"loss became {loss.item()} at step {step}; lower [training] lr or encoder_lr")
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), tr["clip"])
+        self.optimizer.step()
+        return loss.item()
