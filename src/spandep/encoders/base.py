@@ -19,7 +19,7 @@ class WordEncoder(nn.Module):
     out_dim: int
 
     def featurize(self, forms: list[str]) -> dict[str, Any]:
-        """Per-sentence features (plain Python / numpy), computed once and cached by the caller."""
+        """Per-sentence features (plain Python / numpy) with at least ``n_words``; computed once, cached by the caller."""
         raise NotImplementedError
 
     def collate(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:

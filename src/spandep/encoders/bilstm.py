@@ -229,7 +229,7 @@ class BiLSTMEncoder(WordEncoder):
         chars = np.zeros((len(char_rows), max(map(len, char_rows))), dtype=np.int64)  # (1+n, longest)
         for i, row in enumerate(char_rows):
             chars[i, : len(row)] = row
-        feats: dict[str, Any] = {"words": np.asarray(words, dtype=np.int64), "chars": chars}
+        feats: dict[str, Any] = {"words": np.asarray(words, dtype=np.int64), "chars": chars, "n_words": len(forms)}
         if self.upos_index is not None:
             if upos is None:
                 raise ValueError("this encoder embeds UPOS tags: featurize() needs upos")

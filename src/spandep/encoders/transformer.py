@@ -60,6 +60,7 @@ class TransformerEncoder(WordEncoder):
         upos_dim: int = 100,
         max_pieces: int | None = None,
         pretrained: bool = True,
+        freeze_embeddings: bool = True,
     ) -> None:
         super().__init__()
         if pooling not in ("first", "mean"):
@@ -72,6 +73,10 @@ class TransformerEncoder(WordEncoder):
         else:
             self.transformer = AutoModel.from_config(AutoConfig.from_pretrained(path))
         cfg = self.transformer.config
+        self.freeze_embeddings = freeze_embeddings
+        # The word-piece embedding matrix is half of a small encoder's weights; fine-tuning it costs a dense
+        # gradient and optimiser update per step for little gain, so it is frozen by default.
+        self.transformer.get_input_embeddings().weight.requires_grad_(not freeze_embeddings)
         self.pooling = pooling
         self.mix_layers = min(mix_layers, cfg.num_hidden_layers)
         self.mix = ScalarMix(self.mix_layers)
@@ -210,6 +215,7 @@ class TransformerEncoder(WordEncoder):
             "upos_vocab": self.upos_vocab,
             "upos_dim": self.upos_dim,
             "max_pieces": self.max_pieces,
+            "freeze_embeddings": self.freeze_embeddings,
         }
 
     def save_assets(self, directory: Path) -> None:

@@ -30,6 +30,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "layers": 3,
         "min_freq": 2,
         "pretrained": True,
+        "freeze_embeddings": True,
     },
     "model": {"type": "biaffine", "arc_mlp": 500, "rel_mlp": 100, "mlp_dropout": 0.33},
     "training": {
@@ -52,7 +53,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 ENCODER_KEYS = {
-    "transformer": {"type", "model", "pooling", "mix_layers", "dropout", "use_upos", "upos_dim", "pretrained"},
+    "transformer": {"type", "model", "pooling", "mix_layers", "dropout", "use_upos", "upos_dim", "pretrained", "freeze_embeddings"},
     "bilstm": {"type", "word_dim", "char_dim", "char_out", "hidden", "layers", "dropout", "use_upos", "upos_dim", "min_freq"},
 }
 

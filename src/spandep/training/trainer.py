@@ -58,6 +58,7 @@ def build_encoder_from(cfg: dict[str, Any], train: list[Sentence]) -> WordEncode
         return TransformerEncoder(
             model=enc["model"], pooling=enc["pooling"], mix_layers=enc["mix_layers"], dropout=enc["dropout"],
             upos_vocab=upos_vocab, upos_dim=enc["upos_dim"], pretrained=enc["pretrained"],
+            freeze_embeddings=enc["freeze_embeddings"],
         )
     from spandep.encoders.bilstm import BiLSTMEncoder
 
@@ -75,11 +76,11 @@ def build_optimizer(model: BiaffineParser, cfg: dict[str, Any]) -> torch.optim.A
     pretrained = getattr(model.encoder, "transformer", None)
     pre_ids = {id(p) for p in pretrained.parameters()} if pretrained is not None else set()
     groups = [
-        {"params": [p for p in model.parameters() if id(p) in pre_ids], "lr": tr["encoder_lr"], "base_lr": tr["encoder_lr"]},
-        {"params": [p for p in model.parameters() if id(p) not in pre_ids], "lr": tr["lr"], "base_lr": tr["lr"]},
+        {"params": [p for p in model.parameters() if id(p) in pre_ids and p.requires_grad], "lr": tr["encoder_lr"], "base_lr": tr["encoder_lr"]},
+        {"params": [p for p in model.parameters() if id(p) not in pre_ids and p.requires_grad], "lr": tr["lr"], "base_lr": tr["lr"]},
     ]
     groups = [g for g in groups if g["params"]]
-    return torch.optim.AdamW(groups, betas=tuple(tr["betas"]), weight_decay=tr["weight_decay"])
+    return torch.optim.AdamW(groups, betas=tuple(tr["betas"]), weight_decay=tr["weight_decay"], foreach=True)
 
 
 def lr_factor(step: int, total: int, warmup: float) -> float:
