@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from spandep.data.trees import is_projective, tree_problems
 from spandep.decoding import eisner, mst, mst_single
 
 NEG_INF = float("-inf")
+Decoder = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 values = st.one_of(
     st.floats(-20, 20, allow_nan=False),
@@ -39,7 +41,7 @@ def score_matrices(draw: st.DrawFn, max_n: int = 6) -> np.ndarray:
     return scores
 
 
-def decode_one(decoder, scores: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+def decode_one(decoder: Decoder, scores: np.ndarray) -> np.ndarray:
     n = scores.shape[0] - 1
     heads = decoder(torch.from_numpy(scores)[None], torch.tensor([n]))
     assert heads.dtype == torch.long and heads.shape == (1, n + 1)
@@ -74,7 +76,10 @@ def test_mst_matches_brute_force(scores: np.ndarray) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(score_matrices(), min_size=1, max_size=5), st.sampled_from([NEG_INF, float("nan"), 1e9, 0.0]))
+@given(
+    st.lists(score_matrices(), min_size=1, max_size=5),
+    st.sampled_from([NEG_INF, float("nan"), 1e9, 0.0]),  # padding must not matter
+)
 def test_batches_of_mixed_lengths_match_one_by_one(cases: list[np.ndarray], pad: float) -> None:
     size = max(case.shape[0] for case in cases) + 1  # at least one padding position everywhere
     batch = torch.full((len(cases), size, size), pad, dtype=torch.float64)
@@ -91,14 +96,14 @@ def test_batches_of_mixed_lengths_match_one_by_one(cases: list[np.ndarray], pad:
 
 
 @pytest.mark.parametrize("decoder", [eisner, mst])
-def test_single_word(decoder) -> None:  # type: ignore[no-untyped-def]
+def test_single_word(decoder: Decoder) -> None:
     scores = torch.tensor([[[0.0, 0.0], [NEG_INF, 0.0]]])
     assert decoder(scores, torch.tensor([1])).tolist() == [[0, 0]]
 
 
 @pytest.mark.parametrize("decoder", [eisner, mst])
 @pytest.mark.parametrize("n", [1, 2, 5, 9])
-def test_all_arcs_forbidden_still_gives_a_tree(decoder, n: int) -> None:  # type: ignore[no-untyped-def]
+def test_all_arcs_forbidden_still_gives_a_tree(decoder: Decoder, n: int) -> None:
     scores = torch.full((1, n + 1, n + 1), NEG_INF)
     heads = decoder(scores, torch.tensor([n]))[0, 1:].tolist()
     assert tree_problems(heads) == []
@@ -106,7 +111,7 @@ def test_all_arcs_forbidden_still_gives_a_tree(decoder, n: int) -> None:  # type
 
 
 @pytest.mark.parametrize("decoder", [eisner, mst])
-def test_one_root_even_when_every_word_prefers_root(decoder) -> None:  # type: ignore[no-untyped-def]
+def test_one_root_even_when_every_word_prefers_root(decoder: Decoder) -> None:
     n = 6
     scores = torch.zeros((1, n + 1, n + 1))
     scores[0, :, 0] = 5.0
@@ -154,6 +159,15 @@ def test_mst_never_worse_than_eisner_on_longer_sentences() -> None:
         assert is_projective(projective.tolist())
         assert math.isfinite(tree_score(scores, projective))
         assert tree_score(scores, best) >= tree_score(scores, projective) - 1e-9
+
+
+@pytest.mark.parametrize("decoder", [eisner, mst])
+def test_rejects_bad_lengths(decoder: Decoder) -> None:
+    scores = torch.zeros((2, 4, 4))
+    with pytest.raises(ValueError):
+        decoder(scores, torch.tensor([3, 4]))
+    with pytest.raises(ValueError):
+        decoder(scores, torch.tensor([3]))
 
 
 def test_float32_and_float64_agree_without_ties() -> None:

@@ -70,7 +70,9 @@ def _find_cycle(best: np.ndarray) -> list[int] | None:
     return None
 
 
-def _contract(weights: np.ndarray, best: np.ndarray, cycle: list[int]) -> tuple[np.ndarray, _Record]:
+def _contract(
+    weights: np.ndarray, best: np.ndarray, cycle: list[int]
+) -> tuple[np.ndarray, _Record]:
     """Merge ``cycle`` into one new node (the last index) and return the smaller weight matrix.
 
     An arc into the cycle at word v from head h is worth ``w[v, h] - w[v, best[v]]`` (it
@@ -162,8 +164,11 @@ def mst(scores: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         scores = scores.float()  # (batch, n+1, n+1)
     array = scores.detach().cpu().numpy()  # (batch, n+1, n+1)
     batch, size, _ = array.shape
+    lengths_list = lengths.cpu().tolist()
+    if len(lengths_list) != batch or any(not 0 <= length < size for length in lengths_list):
+        raise ValueError(f"lengths must be (batch,) values in [0, {size - 1}]")
     out = np.zeros((batch, size), dtype=np.int64)  # (batch, n+1)
-    for b, length in enumerate(lengths.cpu().tolist()):
+    for b, length in enumerate(lengths_list):
         if length > 0:
             out[b, : length + 1] = mst_single(array[b, : length + 1, : length + 1])
     return torch.from_numpy(out).to(scores.device)  # (batch, n+1)

@@ -1,0 +1,77 @@
+"""Tiny end-to-end training runs: learning happens, checkpoints resume exactly, models reload identically."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conftest import DEV, TRAIN, write_config
+from spandep.data.conllu import read_conllu
+from spandep.pipeline.model_io import load_model, save_model
+from spandep.pipeline.predict import parse_stream
+from spandep.training.config import load_config
+from spandep.training.trainer import Trainer, lr_factor
+
+
+def test_lr_schedule_warms_up_then_decays_to_zero():
+    total = 100
+    f = [lr_factor(s, total, 0.1) for s in range(total)]
+    assert f[0] == pytest.approx(0.1) and f[9] == pytest.approx(1.0)
+    assert all(a >= b for a, b in zip(f[9:], f[10:]))
+    assert f[-1] == pytest.approx(1 / 90)
+
+
+def test_biaffine_overfits_a_tiny_treebank(tmp_path):
+    cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", epochs=1))
+    cfg["training"]["lr"] = 1e-2
+    trainer = Trainer(cfg)
+    batch = trainer._batch(list(range(8)))
+    first = trainer.model.eval().loss(batch).item()
+    trainer.model.train()
+    for _ in range(80):
+        trainer._step(batch, trainer.total_steps // 2)
+    assert trainer.model.eval().loss(batch).item() < 0.2 * first
+
+
+def _weights(directory):
+    return {k: v.clone() for k, v in load_model(directory).state_dict().items()}
+
+
+def test_interrupted_training_resumes_to_identical_weights(tmp_path, monkeypatch):
+    straight = Trainer(load_config(write_config(tmp_path / "a.toml", tmp_path / "a", "bilstm", checkpoint_every=2, patience=9)))
+    straight.run()
+
+    cfg_b = load_config(write_config(tmp_path / "b.toml", tmp_path / "b", "bilstm", checkpoint_every=2, patience=9))
+    crashing = Trainer(cfg_b)
+    real_step = Trainer._step
+    calls = {"n": 0}
+
+    def step_then_crash(self, batch, step):
+        calls["n"] += 1
+        if calls["n"] == 7:  # mid-epoch 2, after the checkpoint of step 6
+            raise KeyboardInterrupt
+        return real_step(self, batch, step)
+
+    monkeypatch.setattr(Trainer, "_step", step_then_crash)
+    with pytest.raises(KeyboardInterrupt):
+        crashing.run()
+    monkeypatch.setattr(Trainer, "_step", real_step)
+    resumed = Trainer(cfg_b).run()
+    assert resumed["step"] == straight.total_steps
+    a, b = _weights(tmp_path / "a" / "model"), _weights(tmp_path / "b" / "model")
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_saved_transformer_model_reloads_with_same_predictions(tmp_path, tiny_transformer_dir):
+    cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "transformer", tiny_transformer_dir, epochs=1))
+    trainer = Trainer(cfg)
+    trainer.run()
+    model = trainer.model.eval()
+    save_model(model, tmp_path / "saved")
+    again = load_model(tmp_path / "saved")
+    sentences = list(read_conllu(DEV))
+    a = [(s.heads, s.deprels) for s in parse_stream(model, sentences)]
+    b = [(s.heads, s.deprels) for s in parse_stream(again, sentences)]
+    assert a == b
+    assert (tmp_path / "saved" / "encoder" / "tokenizer.json").exists()
