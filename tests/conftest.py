@@ -33,15 +33,21 @@ def tiny_transformer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "layer_norm_eps": 1e-12, "pad_token_id": 0, "initializer_range": 0.02,
     }
     (out / "config.json").write_text(json.dumps(config))
+    from transformers import AutoConfig, AutoModel
+
+    torch.manual_seed(0)
+    AutoModel.from_config(AutoConfig.from_pretrained(out)).save_pretrained(out)  # "pretrained" random weights
     return out
 
 
-def write_config(path: Path, output: Path, encoder: str, model_dir: Path | None = None, **training: object) -> Path:
+def write_config(
+    path: Path, output: Path, encoder: str, model_dir: Path | None = None, pretrained: bool = False, **training: object
+) -> Path:
     """A tiny training config for tests (BiLSTM or the tiny transformer)."""
     if encoder == "bilstm":
         enc = '[encoder]\ntype = "bilstm"\nword_dim = 16\nchar_dim = 8\nchar_out = 16\nhidden = 16\nlayers = 1\nmin_freq = 1\n'
     else:
-        enc = f'[encoder]\ntype = "transformer"\nmodel = "{model_dir}"\npretrained = false\nmix_layers = 2\n'
+        enc = f'[encoder]\ntype = "transformer"\nmodel = "{model_dir}"\npretrained = {str(pretrained).lower()}\nmix_layers = 2\n'
     settings = {"output": str(output), "epochs": 2, "batch_tokens": 300, "lr": 2e-3, "seed": 7, **training}
     table = "".join(f"{k} = {json.dumps(v)}\n" for k, v in settings.items())
     path.write_text(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from spandep.cli.evaluate import evaluate
+from spandep.cli.export import export
 from spandep.cli.parse import parse
 from spandep.cli.train import train
 
@@ -12,6 +13,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="spandep: spa
 app.command()(train)
 app.command()(parse)
 app.command()(evaluate)
+app.command()(export)
 
 if __name__ == "__main__":
     app()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Optional
 
@@ -17,7 +16,7 @@ INPUT_FORMATS = ("conllu", "conllx", "tokens", "text")
 def parse(
     input: Path = typer.Argument(..., help="Input file."),
     output: str = typer.Option("-", "--output", "-o", help="Output CoNLL-U file ('-' for stdout)."),
-    model: Optional[Path] = typer.Option(None, "--model", "-m", help="Model folder (default: $SPANDEP_MODEL)."),
+    model: Optional[Path] = typer.Option(None, "--model", "-m", help="Model folder (default: $SPANDEP_MODEL, else the shipped model)."),
     input_format: str = typer.Option("conllu", "--input-format", "-f", help="conllu | conllx | tokens | text"),
     decoder: Optional[str] = typer.Option(None, help="mst (non-projective) or eisner (projective); default: the model's."),
     batch_tokens: int = typer.Option(4000, help="Words per batch; lower it if memory runs out."),
@@ -28,23 +27,20 @@ def parse(
         import torch
 
         from spandep.data import conllu
-        from spandep.errors import InputFormatError, ModelError
-        from spandep.pipeline.model_io import load_model
+        from spandep.errors import InputFormatError
+        from spandep.pipeline.model_io import load_model, resolve_model_dir
         from spandep.pipeline.predict import parse_stream
 
         if input_format not in INPUT_FORMATS:
             raise InputFormatError(str(input), 0, f"unknown --input-format {input_format!r}; use one of {', '.join(INPUT_FORMATS)}")
         if not input.is_file():
             raise InputFormatError(str(input), 0, "input file not found")
-        model_dir = model or (Path(os.environ["SPANDEP_MODEL"]) if os.environ.get("SPANDEP_MODEL") else None)
-        if model_dir is None:
-            raise ModelError("no model given: pass --model DIR (a folder written by `spandep train`) or set SPANDEP_MODEL")
         if threads:
             torch.set_num_threads(threads)
-        parser = load_model(model_dir)
+        parser = load_model(resolve_model_dir(model))
         chosen = decoder or parser.config["training"].get("config", {}).get("training", {}).get("decoder", "mst")
         if chosen not in ("mst", "eisner"):
-            raise ModelError(f"unknown --decoder {chosen!r}; use mst or eisner")
+            raise typer.BadParameter(f"unknown decoder {chosen!r}; use mst or eisner", param_hint="--decoder")
         if input_format in ("conllu", "conllx"):
             sentences = conllu.read_conllu(input, input_format)
         elif input_format == "tokens":

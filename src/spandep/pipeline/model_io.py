@@ -22,6 +22,18 @@ from spandep.errors import ModelError
 
 FORMAT_VERSION = 1
 ENCODER_ASSETS = "encoder"
+DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "resources" / "default_model"
+
+
+def resolve_model_dir(model: str | Path | None) -> Path:
+    """The model folder to use: the one given, else ``$SPANDEP_MODEL``, else the model shipped with spandep."""
+    if model:
+        return Path(model)
+    if os.environ.get("SPANDEP_MODEL"):
+        return Path(os.environ["SPANDEP_MODEL"])
+    if (DEFAULT_MODEL_DIR / "config.json").is_file():
+        return DEFAULT_MODEL_DIR
+    raise ModelError("no model given and no default model installed: pass --model DIR (a folder written by `spandep train`)")
 
 
 def build_model(config: dict[str, Any], assets: Path | None = None) -> torch.nn.Module:
@@ -36,8 +48,19 @@ def build_model(config: dict[str, Any], assets: Path | None = None) -> torch.nn.
     raise ModelError(f"unknown model type {kind!r} in config (this spandep {__version__} knows 'biaffine')")
 
 
-def save_model(model: torch.nn.Module, directory: Path, training: dict[str, Any] | None = None) -> None:
-    """Write the model folder atomically: built in a temporary sibling, then swapped into place."""
+def frozen_base_keys(model: torch.nn.Module) -> list[str]:
+    """State-dict keys of frozen pretrained weights: identical to the encoder's base package, so they need not ship."""
+    return [name for name, p in model.named_parameters() if not p.requires_grad and ".transformer." in f".{name}"]
+
+
+def save_model(
+    model: torch.nn.Module, directory: Path, training: dict[str, Any] | None = None, compact: bool = False
+) -> None:
+    """Write the model folder atomically: built in a temporary sibling, then swapped into place.
+
+    ``compact`` stores floating-point weights in float16 and leaves out frozen pretrained weights, which are
+    taken from the encoder's installed base package at load time (a small shippable model).
+    """
     directory = Path(directory)
     directory.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
@@ -50,6 +73,10 @@ def save_model(model: torch.nn.Module, directory: Path, training: dict[str, Any]
             "training": training or {},
         }
         state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+        if compact:
+            omitted = frozen_base_keys(model)
+            state = {k: (v.half() if v.is_floating_point() else v) for k, v in state.items() if k not in omitted}
+            config["compact"] = {"dtype": "float16", "from_base": omitted}
         save_file(state, str(tmp / "model.safetensors"), metadata={"format_version": str(FORMAT_VERSION)})
         if hasattr(model.encoder, "save_assets"):
             model.encoder.save_assets(tmp / ENCODER_ASSETS)
@@ -81,11 +108,20 @@ def load_model(directory: str | Path) -> torch.nn.Module:
             f"format {FORMAT_VERSION}; use the spandep release that trained it"
         )
     assets = directory / ENCODER_ASSETS
-    model = build_model(config, assets if assets.is_dir() else None)
+    compact = config.get("compact")
     try:
-        model.load_state_dict(load_file(str(directory / "model.safetensors")))
+        # a compact model takes its frozen weights from the base encoder package, so it is built from it
+        model = build_model(config, None if compact or not assets.is_dir() else assets)
+    except (OSError, ImportError) as exc:
+        raise ModelError(f"{directory}: cannot build the encoder {config['encoder'].get('model')!r} ({exc})") from exc
+    try:
+        state = load_file(str(directory / "model.safetensors"))
+        missing, unexpected = model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()}, strict=False)
     except (OSError, RuntimeError) as exc:
         raise ModelError(f"{directory}/model.safetensors: cannot load weights ({exc})") from exc
+    expected_missing = set(compact["from_base"]) if compact else set()
+    if unexpected or set(missing) != expected_missing:
+        raise ModelError(f"{directory}: weights do not match the config (missing {sorted(set(missing) - expected_missing)[:5]}, unexpected {unexpected[:5]})")
     model.eval()
     model.config = config  # type: ignore[attr-defined]
     return model

@@ -35,12 +35,14 @@ def predict_arcs(
 ) -> list[tuple[list[int], list[str]]]:
     """Heads and labels for each featurised sentence, in the order given."""
     decode = DECODERS[decoder]
-    results: list[tuple[list[int], list[str]] | None] = [None] * len(features)
+    results: list[tuple[list[int], list[str]]] = [([], []) for _ in features]
     lengths = [f["n_words"] for f in features]
+    todo = [i for i, k in enumerate(lengths) if k > 0]
     was_training = model.training
     model.eval()
     with torch.inference_mode():
-        for idx in token_batches(lengths, batch_tokens):
+        for batch_ids in token_batches([lengths[i] for i in todo], batch_tokens):
+            idx = [todo[j] for j in batch_ids]
             batch = model.encoder.collate([features[i] for i in idx])
             s_arc, rel_reps = model(batch)  # (batch, 1 + n, 1 + n)
             n = torch.tensor([lengths[i] for i in idx])  # (batch,)
@@ -50,7 +52,7 @@ def predict_arcs(
                 k = lengths[i]
                 results[i] = (heads[row, 1 : k + 1].tolist(), [model.labels[j] for j in labels[row, 1 : k + 1].tolist()])
     model.train(was_training)
-    return results  # type: ignore[return-value]
+    return results
 
 
 def with_tree(sentence: Sentence, heads: list[int], labels: list[str]) -> Sentence:

