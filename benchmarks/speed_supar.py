@@ -34,7 +34,10 @@ The parser is NOT trained
     sentence, more than a trained SuPar would: it is a lower bound on SuPar's speed.
     The script therefore also times the same predict with ``tree=False`` (argmax only, no
     MST at all), an upper bound on a trained SuPar's speed, and reports the share of
-    sentences that needed MST (``mst_fraction``). A trained SuPar lies between the two.
+    sentences that needed MST (``mst_fraction``). A trained SuPar lies between the two,
+    close to the ``tree=False`` figure (a trained parser's argmax is nearly always a tree).
+    For a fair comparison use the ``notree_*`` figures (or a trained SuPar's speed, such
+    as the one in ../shared/benchmarks/peers.md), not the ``tree=True`` ones.
 
 What is timed
     The wall time of one ``parser.predict(<test file>, tree=True, proj=False,
@@ -48,7 +51,7 @@ What is timed
     ``supar.utils.Dataset(...).build(...)`` call.
 
 Output: one JSON line on stdout (and in ``--out`` if given), with ``sentences``,
-``words``, ``seconds``, ``sentences_per_s``, ``words_per_s``, ``threads``, the versions
+``words``, ``seconds``, ``sent_per_s``, ``words_per_s``, ``threads``, the versions
 of supar/torch/transformers, and the ``tree=False`` bracket (``notree_*``).
 """
 
@@ -191,14 +194,14 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"SuPar parsed {len(dataset)} sentences, expected {n_sents}")
 
         result = {
-            "parser": "supar-biaffine-dep",
+            "system": f"SuPar {supar.__version__} biaffine-dep (untrained), MiniLM encoder",
             "encoder": encoder,
             "test": os.path.abspath(args.test),
             "limit": args.limit,
             "sentences": n_sents,
             "words": n_words,
             "seconds": round(seconds, 4),
-            "sentences_per_s": round(n_sents / seconds, 2),
+            "sent_per_s": round(n_sents / seconds, 2),
             "words_per_s": round(n_words / seconds, 2),
             "warmup_seconds": round(warmup, 4),
             "tree": True,
@@ -217,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
             bad = sum(not CoNLL.istree([int(h) for h in arcs]) for arcs in nt_dataset.arcs)
             result.update({
                 "notree_seconds": round(nt_seconds, 4),
-                "notree_sentences_per_s": round(n_sents / nt_seconds, 2),
+                "notree_sent_per_s": round(n_sents / nt_seconds, 2),
                 "notree_words_per_s": round(n_words / nt_seconds, 2),
                 "mst_fraction": round(bad / max(n_sents, 1), 4),
             })
