@@ -19,7 +19,11 @@ class WordEncoder(nn.Module):
     out_dim: int
 
     def featurize(self, forms: list[str]) -> dict[str, Any]:
-        """Per-sentence features (plain Python / numpy) with at least ``n_words``; computed once, cached by the caller."""
+        """Per-sentence features (plain Python / numpy), computed once and cached by the caller.
+
+        Must hold ``n_words``; may hold ``cost``, the padded length the sentence costs in a batch (word pieces for
+        a transformer), which token-budget batching uses instead of ``n_words + 1``.
+        """
         raise NotImplementedError
 
     def collate(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
@@ -33,3 +37,8 @@ class WordEncoder(nn.Module):
     def export_config(self) -> dict[str, Any]:
         """JSON-serialisable settings (and vocabularies) that rebuild this encoder with ``build_encoder``."""
         raise NotImplementedError
+
+
+def batch_cost(features: dict[str, Any]) -> int:
+    """What one sentence costs in a token-budget batch (its padded sequence length)."""
+    return int(features.get("cost", features["n_words"] + 1))

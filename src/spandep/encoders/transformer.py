@@ -118,6 +118,7 @@ class TransformerEncoder(WordEncoder):
             "pieces": np.asarray(pieces, dtype=np.int64),
             "piece_word": np.asarray(piece_word, dtype=np.int64),
             "n_words": len(forms),
+            "cost": len(pieces) + 2,  # [CLS] pieces [SEP]: batches are budgeted in pieces, not words
         }
         if self.upos_vocab is not None:
             tags = upos or ["_"] * len(forms)

@@ -16,6 +16,7 @@ import torch
 from spandep.data.batching import token_batches
 from spandep.data.sentence import Sentence
 from spandep.decoding import eisner, mst
+from spandep.encoders.base import batch_cost
 
 DECODERS = {"mst": mst, "eisner": eisner}
 
@@ -41,7 +42,7 @@ def predict_arcs(
     was_training = model.training
     model.eval()
     with torch.inference_mode():
-        for batch_ids in token_batches([lengths[i] for i in todo], batch_tokens):
+        for batch_ids in token_batches([batch_cost(features[i]) for i in todo], batch_tokens):
             idx = [todo[j] for j in batch_ids]
             batch = model.encoder.collate([features[i] for i in idx])
             s_arc, rel_reps = model(batch)  # (batch, 1 + n, 1 + n)

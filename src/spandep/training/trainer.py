@@ -26,7 +26,7 @@ from spandep.data.batching import token_batches
 from spandep.data.conllu import check_trees, read_conllu
 from spandep.data.sentence import Sentence
 from spandep.data.vocab import build_vocab
-from spandep.encoders.base import WordEncoder
+from spandep.encoders.base import WordEncoder, batch_cost
 from spandep.evaluation.metrics import evaluate
 from spandep.models.biaffine import BiaffineParser
 from spandep.pipeline.model_io import save_model
@@ -113,7 +113,7 @@ class Trainer:
         self.use_upos = cfg["encoder"]["use_upos"]
         self.train_feats = [self._features(s) for s in tqdm(self.train, desc="featurise train", leave=False)]
         self.dev_feats = [featurize(self.model, s, self.use_upos) for s in self.dev]
-        self.lengths = [len(s) for s in self.train]
+        self.lengths = [batch_cost(f) for f in self.train_feats]
         self.batches_per_epoch = len(token_batches(self.lengths, tr["batch_tokens"]))
         self.total_steps = self.batches_per_epoch * tr["epochs"]
         self.optimizer = build_optimizer(self.model, cfg)
