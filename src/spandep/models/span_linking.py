@@ -1,0 +1,541 @@
+"""Span linking (Gan et al., 2022, §3.4 "Span Linking Module"): an MRC model that links subtree spans.
+
+A query is the sentence with the query span ``(root i, start s, end e)`` marked by ``<sos> <sor> <eor> <eos>``
+(``spandep.data.queries``). One transformer pass over the query gives hidden states ``H``; they are read at the
+*context* word positions (``context_word_pos``: index 0 = ROOT, then words 1..n) and scored by linear heads, the
+paper's ``h_rootᵀ h_t``, ``h_startᵀ h_t``, ``h_endᵀ h_t``:
+
+* **parent side** (query = child C, answer = its parent P): a softmax over context positions 0..n for the parent's
+  root, start and end, and a label distribution read at the parent root's position.
+  ``score_parent(P | C) = log p_root(P.root) + log p_start(P.s) + log p_end(P.e)`` (``parent_logp``).
+* **child side** (the paper's "mutual dependency"; query = parent P, answer = its children): per position sigmoid
+  scores that the word is the root / start / end of one of P's children (several children, so BCE).
+  ``score_child(C | P) = log σ(root) + log σ(start) + log σ(end)`` (``child_logp``).
+* ``score_link(P, C) = score_parent(P | C) + score_child(C | P)`` (paper Eq. "linking score", Algorithm 1);
+  ``link_matrix`` builds the ``[parent, child]`` matrix that ``spandep.decoding.spans`` consumes.
+
+Masks (DESIGN.md §1.2; ``link_masks``): a parent's root differs from the child's root and lies outside the child's
+span ``[s, e]`` (ROOT, position 0, is always allowed); a parent's start is a word ``≤ s`` and its end a word ``≥ e``
+(position 0 is never a start or end: ROOT's span is ``(1, n)``); children (root, start and end) lie inside the query
+span and are not its root; for the ROOT query ``(0, 1, n)`` that means anywhere in 1..n, and ROOT has no parent.
+Padding is always masked. Non-projective trees: a word's hull may contain its parent (``hull_spans``), which the
+strict root mask forbids; ``allow_root_in_span=True`` relaxes it to "≠ the child's root" so those arcs stay
+reachable. Disallowed cells hold a large negative *finite* logit; ``parent_logp``/``child_logp`` return ``-inf``
+for a candidate that uses a disallowed position.
+
+Marker tokens: the pretrained word-piece matrix stays frozen and is never resized. The four markers get their own
+trainable ``nn.Embedding(4, hidden)`` (initialised as mean + std·noise of the word embeddings), spliced into
+``inputs_embeds`` at ``marker_pos``; the marker ids themselves are replaced by the pad id before the lookup.
+
+Ablations of paper Table 5 (``scoring = "<query>-<answer>"``):
+
+* the *query* granularity is how the query span is signified: ``span`` marks ``<sos> .. <sor> i <eor> .. <eos>``;
+  ``token`` marks only the root (``<sos>``/``<eos>`` are hidden from attention and take no position, so the
+  encoder's input is exactly the root-only query), and the span-dependent masks use ``(i, i, i)``;
+* the *answer* granularity is what is extracted: ``span`` uses the root, start and end terms, ``token`` only the root
+  term, on both sides (parent and child), in the loss and in the scores.
+
+``token-token`` is the Biaffine-like degenerate model; ``-mutual`` is ``mutual_weight=0`` for training and
+``link_matrix(..., mutual=False)`` for scoring.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+from spandep.data.queries import UPOS_NONE, QueryBuilder
+from spandep.data.trees import children as tree_children
+from spandep.data.trees import hull_spans
+from spandep.encoders.transformer import resolve_model_path
+from spandep.models.span_proposal import mask_value
+
+__all__ = [
+    "OBJECTIVES",
+    "SCORINGS",
+    "LinkerOutput",
+    "SpanLinker",
+    "link_masks",
+    "link_targets",
+]
+
+OBJECTIVES = ("softmax", "bce")
+SCORINGS = ("span-span", "token-token", "span-token", "token-span")
+ROOT, START, END = 0, 1, 2  # rows of the (batch, 3, 1 + n) score tensors
+NEG_INF = float("-inf")
+
+
+# ----------------------------------------------------------------------------------------- masks
+def link_masks(
+    span: torch.Tensor,
+    word_mask: torch.Tensor,
+    query_token: bool = False,
+    allow_root_in_span: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Allowed context positions for the parent side and the child side.
+
+    ``span (batch, 3)`` = (root, start, end) of each query span (ROOT's is ``(0, 1, n)``); ``word_mask (batch, 1 + n)``
+    true for ROOT and the real words. ``query_token``: the query signifies only its root, so the span used by the
+    masks is ``(i, i, i)`` (the ROOT query keeps ``(0, 1, n)``). Returns ``parent_mask (batch, 3, 1 + n)`` (rows:
+    parent root, start, end; all false for the ROOT query, which has no parent) and ``child_mask (batch, 1 + n)``
+    (the same for children's roots, starts and ends).
+    """
+    span = span.to(word_mask.device)
+    pos = torch.arange(word_mask.size(1), device=word_mask.device).unsqueeze(0)  # (1, 1 + n)
+    r, s, e = (span[:, k : k + 1] for k in range(3))  # (batch, 1) each
+    root_query = r == 0  # (batch, 1)
+    if query_token:
+        s = torch.where(root_query, s, r)  # (batch, 1)
+        e = torch.where(root_query, e, r)  # (batch, 1)
+    words = word_mask & (pos >= 1)  # (batch, 1 + n): real words, no ROOT
+    if allow_root_in_span:
+        p_root = word_mask & (pos != r)  # (batch, 1 + n)
+    else:
+        p_root = word_mask & (pos != r) & ((pos < s) | (pos > e))  # (batch, 1 + n); ROOT (0 < s) always passes
+    p_start = words & (pos <= s)  # (batch, 1 + n)
+    p_end = words & (pos >= e)  # (batch, 1 + n)
+    parent_mask = torch.stack([p_root, p_start, p_end], dim=1) & ~root_query.unsqueeze(1)  # (batch, 3, 1 + n)
+    child_mask = words & (pos >= s) & (pos <= e) & (pos != r)  # (batch, 1 + n)
+    return parent_mask, child_mask
+
+
+# ----------------------------------------------------------------------------------------- targets
+def link_targets(
+    heads: Sequence[Sequence[int]],
+    labels: Sequence[Sequence[int] | None] | None,
+    spans: torch.Tensor | Sequence[Sequence[int]],
+    width: int | None = None,
+) -> dict[str, torch.Tensor]:
+    """Gold targets for a batch of queries, from the true trees (``hull_spans``: non-projective trees need no filter).
+
+    ``heads[b]`` is the head list of query b's sentence (``heads[b][i - 1]`` = head of word i), ``labels[b]`` its
+    label ids per word (``None``: no label targets, ``-1``), ``spans[b]`` the query span ``(root, start, end)``.
+
+    **The targets depend only on the query's root word, never on its span.** When the query span is not the word's
+    gold span (a noisy, proposed span mixed into training so the model sees the kind of queries it meets at
+    inference), the parent target is still the true parent's gold span and the child targets are still the word's
+    true children. A target that such a span makes impossible under the masks (e.g. a too-wide span that contains
+    the parent or starts before the parent's start; true children outside a too-narrow span) is left out of the
+    loss term it concerns (``SpanLinker.loss_terms`` counts them as ``unreachable``) rather than moved.
+
+    Returns ``parent (batch, 4)`` = (root, start, end, label) of the gold parent span (ROOT as parent is
+    ``(0, 1, n)``; all ``-1`` for the ROOT query), ``children (batch, 3, width)`` multi-hot roots / starts / ends of
+    the gold children over positions 1..n (for the ROOT query: ROOT's child, whose span is ``(1, n)``), and
+    ``gold_span (batch,)`` whether the query span is the word's gold span.
+    """
+    spans_t = torch.as_tensor(spans, dtype=torch.long).view(-1, 3)  # (batch, 3)
+    batch = len(heads)
+    if spans_t.size(0) != batch:
+        raise ValueError(f"{spans_t.size(0)} spans for {batch} queries")
+    if labels is not None and len(labels) != batch:
+        raise ValueError(f"{len(labels)} label lists for {batch} queries")
+    max_n = max((len(h) for h in heads), default=0)
+    width = width if width is not None else 1 + max_n
+    if width < 1 + max_n:
+        raise ValueError(f"width {width} is too small for a sentence of {max_n} words")
+    parent = torch.full((batch, 4), -1, dtype=torch.long)  # (batch, 4)
+    kids_hot = torch.zeros(batch, 3, width)  # (batch, 3, width)
+    gold_span = torch.zeros(batch, dtype=torch.bool)  # (batch,)
+    memo: dict[tuple[int, ...], tuple[list[tuple[int, int]], list[list[int]]]] = {}
+    for b in range(batch):
+        h = tuple(int(x) for x in heads[b])
+        n = len(h)
+        if h not in memo:
+            memo[h] = (hull_spans(h), tree_children(h))
+        hull, kids = memo[h]
+        r, s, e = (int(x) for x in spans_t[b])
+        if not 0 <= r <= n:
+            raise ValueError(f"query root {r} outside [0, {n}]")
+        if r == 0:
+            gold_span[b] = (s, e) == (1, n)
+        else:
+            gold_span[b] = hull[r - 1] == (s, e)
+            head = h[r - 1]
+            p_s, p_e = (1, n) if head == 0 else hull[head - 1]
+            lab = -1
+            if labels is not None and labels[b] is not None:
+                lab = int(labels[b][r - 1])  # type: ignore[index]
+            parent[b] = torch.tensor([head, p_s, p_e, lab])
+        for k in kids[r]:
+            k_s, k_e = hull[k - 1]
+            kids_hot[b, ROOT, k] = 1.0
+            kids_hot[b, START, k_s] = 1.0
+            kids_hot[b, END, k_e] = 1.0
+    return {"parent": parent, "children": kids_hot, "gold_span": gold_span}
+
+
+# ----------------------------------------------------------------------------------------- model
+@dataclass
+class LinkerOutput:
+    """Everything the losses and the scores need from one forward pass over a batch of queries."""
+
+    hidden: torch.Tensor  # (batch, 1 + n, hidden) states at the context word positions (0 = ROOT)
+    parent: torch.Tensor  # (batch, 3, 1 + n) masked logits: parent root / start / end
+    child: torch.Tensor  # (batch, 3, 1 + n) masked logits: children's roots / starts / ends
+    parent_mask: torch.Tensor  # (batch, 3, 1 + n) bool
+    child_mask: torch.Tensor  # (batch, 1 + n) bool
+    has_parent: torch.Tensor  # (batch,) bool: false for the ROOT query
+
+
+def _broadcast_candidates(cand: torch.Tensor | Sequence[int], batch: int, device: torch.device) -> torch.Tensor:
+    """Candidate positions as ``(batch, C)``; a ``(C,)`` tensor is shared by every query."""
+    cand_t = torch.as_tensor(cand, dtype=torch.long, device=device)
+    if cand_t.dim() == 1:
+        cand_t = cand_t.unsqueeze(0).expand(batch, -1)  # (batch, C)
+    if cand_t.dim() != 2 or cand_t.size(0) != batch:
+        raise ValueError(f"candidates must be (C,) or ({batch}, C), got {tuple(cand_t.shape)}")
+    return cand_t
+
+
+def _take(table: torch.Tensor, allowed: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``table[b, index[b, c]]`` for ``table, allowed (batch, W)``, ``index (batch, C)``; ``-inf`` where the
+    position is disallowed or outside ``[0, W)``."""
+    width = table.size(1)
+    inside = (index >= 0) & (index < width)  # (batch, C)
+    safe = index.clamp(0, width - 1)  # (batch, C)
+    value = table.gather(1, safe)  # (batch, C)
+    ok = inside & allowed.gather(1, safe)  # (batch, C)
+    return value.masked_fill(~ok, NEG_INF)
+
+
+class SpanLinker(nn.Module):
+    """The MRC span-linking model: a transformer over marked queries with parent-side and child-side heads.
+
+    ``model``: a local transformer directory or a packaged alias (``resolve_model_path``); ``pretrained=False``
+    builds it from its config (weights come from a saved model). ``labels``: the dependency relations.
+    ``query_format``: ``"paired"`` (the paper's) or ``"inline"`` (``QueryBuilder``). ``upos_vocab``: UPOS tags whose
+    embedding is added to the input embeddings (``None``: none). ``objective``: ``"softmax"`` (parent-side CE, the
+    paper's) or ``"bce"`` (one sigmoid per position). ``label_weight`` / ``mutual_weight`` weight the label CE and the
+    child-side BCE (``mutual_weight=0``: no mutual term in the loss). ``scoring``: see the module docstring.
+    """
+
+    model_type = "span_linker"
+
+    def __init__(
+        self,
+        model: str,
+        labels: Sequence[str],
+        query_format: str = "paired",
+        upos_vocab: Sequence[str] | None = None,
+        max_len: int | None = None,
+        pretrained: bool = True,
+        freeze_embeddings: bool = True,
+        dropout: float = 0.1,
+        objective: str = "softmax",
+        label_weight: float = 1.0,
+        mutual_weight: float = 1.0,
+        scoring: str = "span-span",
+        allow_root_in_span: bool = False,
+    ) -> None:
+        super().__init__()
+        if objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, not {objective!r}")
+        if scoring not in SCORINGS:
+            raise ValueError(f"scoring must be one of {SCORINGS}, not {scoring!r}")
+        self.model_name = model
+        self.labels = list(labels)
+        self.label_index = {label: k for k, label in enumerate(self.labels)}
+        path = resolve_model_path(model)
+        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        if pretrained:
+            self.transformer = AutoModel.from_pretrained(path)
+        else:
+            self.transformer = AutoModel.from_config(AutoConfig.from_pretrained(path))
+        cfg = self.transformer.config
+        hidden = cfg.hidden_size
+        # RoBERTa-like embeddings count positions from padding_idx + 1; BERT-like ones from 0
+        pad_idx = getattr(getattr(self.transformer, "embeddings", None), "padding_idx", None)
+        self.position_offset = int(pad_idx) + 1 if isinstance(pad_idx, int) else 0
+        limit = getattr(cfg, "max_position_embeddings", 512) - self.position_offset
+        tok_limit = self.tokenizer.model_max_length
+        if tok_limit and tok_limit < 100_000:
+            limit = min(limit, int(tok_limit))
+        self.max_len = min(max_len, limit) if max_len else limit
+        self.queries = QueryBuilder(self.tokenizer, query_format, self.max_len, upos_vocab)
+        self.query_format = query_format
+        self.upos_vocab = list(upos_vocab) if upos_vocab is not None else None
+        self.pad_id = self.queries.pad_id
+        self.register_buffer(
+            "marker_ids", torch.as_tensor(self.queries.marker_ids, dtype=torch.long), persistent=False
+        )  # (4,)
+
+        word = self.transformer.get_input_embeddings()
+        self.freeze_embeddings = freeze_embeddings
+        word.weight.requires_grad_(not freeze_embeddings)
+        self.marker_embed = nn.Embedding(4, hidden)
+        with torch.no_grad():
+            base = word.weight.float()  # (vocab, hidden)
+            mean, std = base.mean(0), base.std(0)  # (hidden,) each
+            self.marker_embed.weight.copy_(mean + std * torch.randn(4, hidden))  # (4, hidden)
+        self.upos_embed: nn.Embedding | None = None
+        if self.upos_vocab is not None:
+            self.upos_embed = nn.Embedding(self.queries.n_upos, hidden, padding_idx=UPOS_NONE)
+            nn.init.zeros_(self.upos_embed.weight)  # starts as a no-op on the pretrained input distribution
+
+        forward_args = inspect.signature(self.transformer.forward).parameters
+        self._takes_types = "token_type_ids" in forward_args
+        self._takes_positions = "position_ids" in forward_args
+        self.query_token, self.answer_token = (part == "token" for part in scoring.split("-"))
+        if self.query_token and not self._takes_positions:
+            raise ValueError(f"scoring {scoring!r} hides markers from positions, which needs position_ids")
+        self.answer_terms = (ROOT,) if self.answer_token else (ROOT, START, END)
+
+        self.dropout = nn.Dropout(dropout)
+        self.parent_head = nn.Linear(hidden, 3)  # h_rootᵀ h_t, h_startᵀ h_t, h_endᵀ h_t (+ bias)
+        self.child_head = nn.Linear(hidden, 3)
+        self.label_head = nn.Linear(hidden, len(self.labels))
+        self.hparams: dict[str, Any] = {
+            "dropout": dropout,
+            "objective": objective,
+            "label_weight": label_weight,
+            "mutual_weight": mutual_weight,
+            "scoring": scoring,
+            "allow_root_in_span": allow_root_in_span,
+        }
+        self.objective = objective
+        self.label_weight = label_weight
+        self.mutual_weight = mutual_weight
+        self.scoring = scoring
+        self.allow_root_in_span = allow_root_in_span
+
+    # ------------------------------------------------------------------------------------- encoding
+    def embed(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Input embeddings: frozen word pieces, the trainable marker rows spliced in, plus UPOS when configured."""
+        ids = batch["input_ids"]  # (batch, L)
+        clean = ids.masked_fill(torch.isin(ids, self.marker_ids), self.pad_id)  # (batch, L)
+        emb = self.transformer.get_input_embeddings()(clean)  # (batch, L, hidden)
+        d = emb.size(-1)
+        index = batch["marker_pos"].to(ids.device).unsqueeze(-1).expand(-1, -1, d)  # (batch, 4, hidden)
+        markers = self.marker_embed.weight.to(emb.dtype).unsqueeze(0).expand(ids.size(0), -1, -1)  # (batch, 4, hidden)
+        emb = emb.scatter(1, index, markers)  # (batch, L, hidden)
+        if self.upos_embed is not None and "upos" in batch:
+            emb = emb + self.upos_embed(batch["upos"]).to(emb.dtype)  # (batch, L, hidden)
+        return emb
+
+    def encode(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Final hidden states of every query position, ``(batch, L, hidden)``."""
+        attention = batch["attention_mask"].clone()  # (batch, L)
+        if self.query_token:  # root-only query: <sos> and <eos> are invisible and take no position
+            span_markers = batch["marker_pos"][:, [0, 3]]  # (batch, 2)
+            attention = attention.scatter(1, span_markers, 0)  # (batch, L)
+        kwargs: dict[str, torch.Tensor] = {"inputs_embeds": self.embed(batch), "attention_mask": attention}
+        if self._takes_types and "token_type_ids" in batch:
+            kwargs["token_type_ids"] = batch["token_type_ids"]
+        if self._takes_positions:
+            positions = (attention.cumsum(1) - 1).clamp(min=0) + self.position_offset  # (batch, L)
+            kwargs["position_ids"] = positions
+        return self.transformer(**kwargs).last_hidden_state  # (batch, L, hidden)
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> LinkerOutput:
+        """Masked parent-side and child-side logits at the context word positions (``QueryBuilder.collate`` batch)."""
+        states = self.encode(batch)  # (batch, L, hidden)
+        pos = batch["context_word_pos"].to(states.device)  # (batch, 1 + n)
+        ctx = states.gather(1, pos.unsqueeze(-1).expand(-1, -1, states.size(-1)))  # (batch, 1 + n, hidden)
+        ctx = self.dropout(ctx)  # (batch, 1 + n, hidden)
+        word_mask = batch["context_word_mask"].to(states.device)  # (batch, 1 + n)
+        parent_mask, child_mask = link_masks(batch["span"], word_mask, self.query_token, self.allow_root_in_span)
+        fill = mask_value(ctx.dtype)
+        parent = self.parent_head(ctx).transpose(1, 2).masked_fill(~parent_mask, fill)  # (batch, 3, 1 + n)
+        child = self.child_head(ctx).transpose(1, 2).masked_fill(~child_mask.unsqueeze(1), fill)  # (batch, 3, 1 + n)
+        has_parent = batch["span"][:, 0].to(states.device) != 0  # (batch,)
+        return LinkerOutput(ctx, parent, child, parent_mask, child_mask, has_parent)
+
+    def label_scores(self, h: torch.Tensor, parent_root: torch.Tensor) -> torch.Tensor:
+        """Label logits read at the parent root's context position.
+
+        ``h (batch, 1 + n, hidden)`` (``LinkerOutput.hidden``); ``parent_root (batch,)`` → ``(batch, labels)``, or
+        ``(batch, C)`` → ``(batch, C, labels)``.
+        """
+        single = parent_root.dim() == 1
+        idx = parent_root.view(parent_root.size(0), -1).clamp(0, h.size(1) - 1)  # (batch, C)
+        at = h.gather(1, idx.unsqueeze(-1).expand(-1, -1, h.size(-1)))  # (batch, C, hidden)
+        scores = self.label_head(at)  # (batch, C, labels)
+        return scores.squeeze(1) if single else scores
+
+    # ------------------------------------------------------------------------------------- targets and losses
+    def link_targets(
+        self,
+        heads: Sequence[Sequence[int]],
+        labels: Sequence[Sequence[str | int] | None] | None,
+        spans: torch.Tensor | Sequence[Sequence[int]],
+        width: int | None = None,
+    ) -> dict[str, torch.Tensor]:
+        """``link_targets`` with labels given as strings (unknown → ignored) or ids; see the module function."""
+        ids: list[list[int] | None] | None = None
+        if labels is not None:
+            ids = [
+                None if row is None else [x if isinstance(x, int) else self.label_index.get(x, -1) for x in row]
+                for row in labels
+            ]
+        return link_targets(heads, ids, spans, width)
+
+    def loss_terms(
+        self, batch: dict[str, torch.Tensor], targets: dict[str, torch.Tensor], out: LinkerOutput | None = None
+    ) -> dict[str, torch.Tensor]:
+        """The loss and its parts: ``parent``, ``label``, ``child`` (unweighted), ``loss`` (weighted sum) and
+        ``unreachable`` (number of parent-side (query, term) targets left out because the masks exclude them).
+
+        Parent side: per used term (root, and start/end unless the answer is a token), softmax CE (or per-position
+        BCE summed over the allowed positions) averaged over the queries that have a parent and whose gold position
+        is allowed. Label: CE at the gold parent root, averaged over queries with a parent and a known label. Child
+        side: BCE summed over each query's allowed positions, averaged over all queries.
+        """
+        out = out if out is not None else self(batch)
+        device = out.parent.device
+        gold = targets["parent"].to(device)  # (batch, 4)
+        kids = targets["children"].to(device)  # (batch, 3, targets width)
+        width = out.parent.size(-1)
+        if kids.size(-1) < width or bool((kids[..., width:] != 0).any()):
+            raise ValueError(f"child targets of width {kids.size(-1)} do not fit queries of width {width}")
+        kids = kids[..., :width]  # (batch, 3, 1 + n)
+        zero = out.parent.sum() * 0.0
+        parent_loss, unreachable = zero, torch.zeros((), dtype=torch.long, device=device)
+        for term in self.answer_terms:
+            target = gold[:, term]  # (batch,)
+            allowed = out.parent_mask[:, term]  # (batch, 1 + n)
+            has = out.has_parent & (target >= 0) & (target < width)  # (batch,)
+            ok = has & allowed.gather(1, target.clamp(0, width - 1).unsqueeze(1)).squeeze(1)  # (batch,)
+            unreachable = unreachable + (has & ~ok).sum()
+            if not bool(ok.any()):
+                continue
+            logits = out.parent[:, term][ok].float()  # (valid, 1 + n)
+            if self.objective == "softmax":
+                parent_loss = parent_loss + F.cross_entropy(logits, target[ok])
+            else:
+                onehot = F.one_hot(target[ok], width).float()  # (valid, 1 + n)
+                cell = F.binary_cross_entropy_with_logits(logits, onehot, reduction="none")  # (valid, 1 + n)
+                parent_loss = parent_loss + (cell * allowed[ok]).sum(-1).mean()
+        label_loss = zero
+        with_label = out.has_parent & (gold[:, 3] >= 0)  # (batch,)
+        if bool(with_label.any()):
+            scores = self.label_scores(out.hidden[with_label], gold[with_label, ROOT])  # (valid, labels)
+            label_loss = F.cross_entropy(scores.float(), gold[with_label, 3])
+        child_loss = zero
+        if self.mutual_weight:
+            allowed = out.child_mask.unsqueeze(1).expand(-1, 3, -1)[:, list(self.answer_terms)]  # (batch, T, 1 + n)
+            logits = out.child[:, list(self.answer_terms)].float()  # (batch, T, 1 + n)
+            cell = F.binary_cross_entropy_with_logits(
+                logits, kids[:, list(self.answer_terms)], reduction="none"
+            )  # (batch, T, 1 + n)
+            child_loss = (cell * allowed).sum((1, 2)).mean()
+        total = parent_loss + self.label_weight * label_loss + self.mutual_weight * child_loss
+        return {
+            "loss": total, "parent": parent_loss, "label": label_loss, "child": child_loss, "unreachable": unreachable
+        }
+
+    def loss(
+        self, batch: dict[str, torch.Tensor], targets: dict[str, torch.Tensor], out: LinkerOutput | None = None
+    ) -> torch.Tensor:
+        """Parent loss + ``label_weight`` · label CE + ``mutual_weight`` · child BCE (see ``loss_terms``)."""
+        return self.loss_terms(batch, targets, out)["loss"]
+
+    # ------------------------------------------------------------------------------------- scores for inference
+    def _parent_table(self, out: LinkerOutput) -> torch.Tensor:
+        """Per-position parent-side log scores ``(batch, 3, 1 + n)``: log-softmax, or log-sigmoid for ``bce``."""
+        logits = out.parent.float()  # (batch, 3, 1 + n)
+        return F.log_softmax(logits, dim=-1) if self.objective == "softmax" else F.logsigmoid(logits)
+
+    def parent_logp(
+        self,
+        out: LinkerOutput,
+        cand_root: torch.Tensor | Sequence[int],
+        cand_start: torch.Tensor | Sequence[int],
+        cand_end: torch.Tensor | Sequence[int],
+    ) -> torch.Tensor:
+        """``score_parent(P | query)`` for candidate parent spans: ``log p_root + log p_start + log p_end`` (only
+        ``log p_root`` when the answer is a token). Candidates ``(C,)`` (shared) or ``(batch, C)``; ROOT as a parent
+        is ``(0, 1, n)``. Returns float32 ``(batch, C)``; ``-inf`` where a used position is disallowed (and for
+        every candidate of the ROOT query)."""
+        table = self._parent_table(out)  # (batch, 3, 1 + n)
+        batch, device = table.size(0), table.device
+        cands = [_broadcast_candidates(c, batch, device) for c in (cand_root, cand_start, cand_end)]  # 3 × (batch, C)
+        score = torch.zeros(cands[0].shape, device=device)  # (batch, C)
+        for term in self.answer_terms:
+            score = score + _take(table[:, term], out.parent_mask[:, term], cands[term])  # (batch, C)
+        return score
+
+    def child_logp(
+        self,
+        out: LinkerOutput,
+        cand_root: torch.Tensor | Sequence[int],
+        cand_start: torch.Tensor | Sequence[int],
+        cand_end: torch.Tensor | Sequence[int],
+    ) -> torch.Tensor:
+        """``score_child(C | query)`` for candidate child spans: ``log σ(root) + log σ(start) + log σ(end)`` (only
+        the root term when the answer is a token). Candidates ``(C,)`` or ``(batch, C)``. Returns float32
+        ``(batch, C)``; ``-inf`` where a used position lies outside the query span or is its root."""
+        table = F.logsigmoid(out.child.float())  # (batch, 3, 1 + n)
+        batch, device = table.size(0), table.device
+        cands = [_broadcast_candidates(c, batch, device) for c in (cand_root, cand_start, cand_end)]  # 3 × (batch, C)
+        score = torch.zeros(cands[0].shape, device=device)  # (batch, C)
+        for term in self.answer_terms:
+            score = score + _take(table[:, term], out.child_mask, cands[term])  # (batch, C)
+        return score
+
+    def label_logp(self, out: LinkerOutput, cand_root: torch.Tensor | Sequence[int]) -> torch.Tensor:
+        """Label log-probabilities of each query attached to each candidate parent root: ``(batch, C, labels)``."""
+        roots = _broadcast_candidates(cand_root, out.hidden.size(0), out.hidden.device)  # (batch, C)
+        return F.log_softmax(self.label_scores(out.hidden, roots).float(), dim=-1)  # (batch, C, labels)
+
+    def link_matrix(
+        self,
+        out: LinkerOutput,
+        cand_root: torch.Tensor | Sequence[int],
+        cand_start: torch.Tensor | Sequence[int],
+        cand_end: torch.Tensor | Sequence[int],
+        mutual: bool | None = None,
+    ) -> torch.Tensor:
+        """``link[p, c] = score_parent(P_p | C_c) + score_child(C_c | P_p)`` for the S candidate spans of one
+        sentence, where ``out`` holds the S queries *in candidate order* (row q = the query of candidate q; ROOT's
+        span first, as in ``spandep.decoding.spans.SpanCandidates``). ``mutual=False`` drops the child term (the
+        "-mutual" ablation; default: ``mutual_weight > 0``). Returns float32 ``(S, S)``, ``-inf`` where impossible."""
+        mutual = self.mutual_weight > 0 if mutual is None else mutual
+        size = out.parent.size(0)
+        device = out.parent.device
+        cands = [torch.as_tensor(c, dtype=torch.long, device=device).view(-1) for c in (cand_root, cand_start, cand_end)]
+        if any(c.numel() != size for c in cands):
+            raise ValueError(f"{size} queries but {[c.numel() for c in cands]} candidates")
+        link = self.parent_logp(out, *cands).transpose(0, 1)  # (S parent, S child)
+        if mutual:
+            link = link + self.child_logp(out, *cands)  # (S parent, S child)
+        return link
+
+    # ------------------------------------------------------------------------------------- config
+    def export_config(self) -> dict[str, Any]:
+        """JSON-serialisable constructor arguments (``from_config`` rebuilds the model)."""
+        return {
+            "model_type": self.model_type,
+            "model": self.model_name,
+            "labels": self.labels,
+            "query_format": self.query_format,
+            "upos_vocab": self.upos_vocab,
+            "max_len": self.max_len,
+            "freeze_embeddings": self.freeze_embeddings,
+            **self.hparams,
+        }
+
+    def save_assets(self, directory: Path) -> None:
+        """Store the tokenizer (markers included) and the architecture config: a saved model needs no base weights."""
+        directory.mkdir(parents=True, exist_ok=True)
+        self.tokenizer.save_pretrained(str(directory))
+        self.transformer.config.save_pretrained(str(directory))
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any], assets: Path | None = None) -> "SpanLinker":
+        """Rebuild from ``export_config``; with ``assets`` (``save_assets``' folder) the weights come from the model
+        file (load its state dict afterwards)."""
+        kwargs = {k: v for k, v in cfg.items() if k != "model_type"}
+        if assets is not None:
+            kwargs["model"] = str(assets)
+            model = cls(pretrained=False, **kwargs)
+            model.model_name = cfg["model"]
+            return model
+        return cls(**kwargs)
