@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conftest import DEV, TRAIN, write_config
+from conftest import DEV, write_config
 from spandep.data.conllu import read_conllu
 from spandep.pipeline.model_io import load_model, save_model
 from spandep.pipeline.predict import parse_stream

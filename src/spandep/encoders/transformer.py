@@ -47,7 +47,34 @@ class ScalarMix(nn.Module):
         return self.gamma * sum(wi * h for wi, h in zip(w, layers))  # (batch, pieces, hidden)
 
 
-class TransformerEncoder(WordEncoder):
+class PretrainedAssets:
+    """For modules that own a Hugging Face ``tokenizer`` and ``transformer``: save both's small files next to a
+    model, and rebuild from them so a saved model needs no base weights. ``config_tag`` names the key of
+    ``export_config()`` that is not a constructor argument."""
+
+    config_tag = "type"
+    model_name: str
+
+    def save_assets(self, directory: Path) -> None:
+        """Store the tokenizer and architecture config (the weights go in the model file)."""
+        directory.mkdir(parents=True, exist_ok=True)
+        self.tokenizer.save_pretrained(str(directory))  # type: ignore[attr-defined]
+        self.transformer.config.save_pretrained(str(directory))  # type: ignore[attr-defined]
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any], assets: Path | None = None) -> Any:
+        """Rebuild from ``export_config()``; with ``assets`` (a ``save_assets`` folder) the transformer is built
+        from its config with random weights, to be filled by loading the model's state dict."""
+        kwargs = {k: v for k, v in cfg.items() if k != cls.config_tag}
+        if assets is None:
+            return cls(**kwargs)
+        kwargs["model"] = str(assets)
+        module = cls(pretrained=False, **kwargs)
+        module.model_name = cfg["model"]
+        return module
+
+
+class TransformerEncoder(PretrainedAssets, WordEncoder):
     """Word vectors from a pretrained transformer with subword pooling and optional UPOS embeddings."""
 
     def __init__(
@@ -218,20 +245,3 @@ class TransformerEncoder(WordEncoder):
             "max_pieces": self.max_pieces,
             "freeze_embeddings": self.freeze_embeddings,
         }
-
-    def save_assets(self, directory: Path) -> None:
-        """Store the tokenizer and architecture config so a saved model needs no base weights to load."""
-        directory.mkdir(parents=True, exist_ok=True)
-        self.tokenizer.save_pretrained(str(directory))
-        self.transformer.config.save_pretrained(str(directory))
-
-    @classmethod
-    def from_config(cls, cfg: dict[str, Any], assets: Path | None = None) -> "TransformerEncoder":
-        """Rebuild; with ``assets`` (a saved model's encoder folder) the weights come from the model file."""
-        kwargs = {k: v for k, v in cfg.items() if k != "type"}
-        if assets is not None:
-            kwargs["model"] = str(assets)
-            enc = cls(pretrained=False, **kwargs)
-            enc.model_name = cfg["model"]
-            return enc
-        return cls(**kwargs)

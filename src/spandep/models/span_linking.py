@@ -44,7 +44,6 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -55,7 +54,7 @@ from transformers import AutoConfig, AutoModel, AutoTokenizer
 from spandep.data.queries import UPOS_NONE, QueryBuilder
 from spandep.data.trees import children as tree_children
 from spandep.data.trees import hull_spans
-from spandep.encoders.transformer import resolve_model_path
+from spandep.encoders.transformer import PretrainedAssets, resolve_model_path
 from spandep.models.span_proposal import mask_value
 
 __all__ = [
@@ -206,7 +205,7 @@ def _take(table: torch.Tensor, allowed: torch.Tensor, index: torch.Tensor) -> to
     return value.masked_fill(~ok, NEG_INF)
 
 
-class SpanLinker(nn.Module):
+class SpanLinker(PretrainedAssets, nn.Module):
     """The MRC span-linking model: a transformer over marked queries with parent-side and child-side heads.
 
     ``model``: a local transformer directory or a packaged alias (``resolve_model_path``); ``pretrained=False``
@@ -218,6 +217,7 @@ class SpanLinker(nn.Module):
     """
 
     model_type = "span_linker"
+    config_tag = "model_type"
 
     def __init__(
         self,
@@ -521,21 +521,3 @@ class SpanLinker(nn.Module):
             "freeze_embeddings": self.freeze_embeddings,
             **self.hparams,
         }
-
-    def save_assets(self, directory: Path) -> None:
-        """Store the tokenizer (markers included) and the architecture config: a saved model needs no base weights."""
-        directory.mkdir(parents=True, exist_ok=True)
-        self.tokenizer.save_pretrained(str(directory))
-        self.transformer.config.save_pretrained(str(directory))
-
-    @classmethod
-    def from_config(cls, cfg: dict[str, Any], assets: Path | None = None) -> "SpanLinker":
-        """Rebuild from ``export_config``; with ``assets`` (``save_assets``' folder) the weights come from the model
-        file (load its state dict afterwards)."""
-        kwargs = {k: v for k, v in cfg.items() if k != "model_type"}
-        if assets is not None:
-            kwargs["model"] = str(assets)
-            model = cls(pretrained=False, **kwargs)
-            model.model_name = cfg["model"]
-            return model
-        return cls(**kwargs)
