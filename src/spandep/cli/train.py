@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -24,7 +24,7 @@ def train(
         from spandep.training.config import load_config
         from spandep.training.trainer import Trainer
 
-        overrides = {
+        overrides: dict[str, dict[str, Any]] = {
             "training": {"output": str(output) if output else None, "epochs": epochs, "threads": threads},
             "data": {"max_train_sentences": max_train_sentences},
         }

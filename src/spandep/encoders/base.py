@@ -17,8 +17,9 @@ class WordEncoder(nn.Module):
     """Base class: subclasses set ``out_dim`` and implement the four methods below."""
 
     out_dim: int
+    upos_vocab: list[str] | None = None
 
-    def featurize(self, forms: list[str]) -> dict[str, Any]:
+    def featurize(self, forms: list[str], upos: list[str] | None = None) -> dict[str, Any]:
         """Per-sentence features (plain Python / numpy), computed once and cached by the caller.
 
         Must hold ``n_words``; may hold ``cost``, the padded length the sentence costs in a batch (word pieces for

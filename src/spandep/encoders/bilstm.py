@@ -75,7 +75,7 @@ class IndependentDropout(nn.Module):
         if not self.training or self.p <= 0:
             return list(items)
         masks = [x.new_empty(x.shape[:2]).bernoulli_(1 - self.p) for x in items]  # (batch, n_words) each
-        total = sum(masks)  # (batch, n_words)
+        total = torch.stack(masks).sum(0)  # (batch, n_words)
         scale = len(items) / total.clamp(min=1)  # (batch, n_words)
         return [x * (m * scale).unsqueeze(-1) for x, m in zip(items, masks)]  # (batch, n_words, dim) each
 
@@ -157,11 +157,10 @@ class BiLSTMEncoder(WordEncoder):
         self.word_embed = nn.Embedding(len(self.word_vocab), word_dim, padding_idx=PAD_ID)
         self.char_lstm = CharLSTM(len(self.char_vocab), char_dim, char_out)
         in_dim = word_dim + char_out
+        self.upos_embed: nn.Embedding | None = None
         if self.upos_vocab is not None:
             self.upos_embed = nn.Embedding(len(self.upos_vocab), upos_dim, padding_idx=PAD_ID)
             in_dim += upos_dim
-        else:
-            self.upos_embed = None
         self.embed_dropout = IndependentDropout(dropout) if variational else nn.Dropout(dropout)
         # single-layer BiLSTMs stacked by hand so a shared dropout mask can sit between layers
         self.lstms = nn.ModuleList(

@@ -69,7 +69,7 @@ class PretrainedAssets:
         if assets is None:
             return cls(**kwargs)
         kwargs["model"] = str(assets)
-        module = cls(pretrained=False, **kwargs)
+        module = cls(pretrained=False, **kwargs)  # type: ignore[call-arg]  # subclasses take these
         module.model_name = cfg["model"]
         return module
 

@@ -23,6 +23,8 @@ class BiaffineParser(nn.Module):
     """
 
     model_type = "biaffine"
+    config: dict[str, Any]  # the saved config, set by ``load_model``
+    encoder: WordEncoder
 
     def __init__(
         self,

@@ -218,6 +218,7 @@ class SpanLinker(PretrainedAssets, nn.Module):
 
     model_type = "span_linker"
     config_tag = "model_type"
+    marker_ids: torch.Tensor  # buffer of the four marker token ids
 
     def __init__(
         self,

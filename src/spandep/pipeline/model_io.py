@@ -11,14 +11,16 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
 from safetensors.torch import load_file, save_file
 
 from spandep import __version__
 from spandep.encoders import build_encoder
 from spandep.errors import ModelError
+
+if TYPE_CHECKING:
+    from spandep.models.biaffine import BiaffineParser
 
 FORMAT_VERSION = 1
 ENCODER_ASSETS = "encoder"
@@ -36,7 +38,7 @@ def resolve_model_dir(model: str | Path | None) -> Path:
     raise ModelError("no model given and no default model installed: pass --model DIR (a folder written by `spandep train`)")
 
 
-def build_model(config: dict[str, Any], assets: Path | None = None) -> torch.nn.Module:
+def build_model(config: dict[str, Any], assets: Path | None = None) -> BiaffineParser:
     """Instantiate the model described by a saved config (random weights until a state dict is loaded)."""
     from spandep.models.biaffine import BiaffineParser
 
@@ -48,13 +50,13 @@ def build_model(config: dict[str, Any], assets: Path | None = None) -> torch.nn.
     raise ModelError(f"unknown model type {kind!r} in config (this spandep {__version__} knows 'biaffine')")
 
 
-def frozen_base_keys(model: torch.nn.Module) -> list[str]:
+def frozen_base_keys(model: BiaffineParser) -> list[str]:
     """State-dict keys of frozen pretrained weights: identical to the encoder's base package, so they need not ship."""
     return [name for name, p in model.named_parameters() if not p.requires_grad and ".transformer." in f".{name}"]
 
 
 def save_model(
-    model: torch.nn.Module, directory: Path, training: dict[str, Any] | None = None, compact: bool = False
+    model: BiaffineParser, directory: Path, training: dict[str, Any] | None = None, compact: bool = False
 ) -> None:
     """Write the model folder atomically: built in a temporary sibling, then swapped into place.
 
@@ -78,8 +80,9 @@ def save_model(
             state = {k: (v.half() if v.is_floating_point() else v) for k, v in state.items() if k not in omitted}
             config["compact"] = {"dtype": "float16", "from_base": omitted}
         save_file(state, str(tmp / "model.safetensors"), metadata={"format_version": str(FORMAT_VERSION)})
-        if hasattr(model.encoder, "save_assets"):
-            model.encoder.save_assets(tmp / ENCODER_ASSETS)
+        save_assets = getattr(model.encoder, "save_assets", None)
+        if save_assets is not None:
+            save_assets(tmp / ENCODER_ASSETS)
         (tmp / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         old = directory.with_name(directory.name + ".old")
         if directory.exists():
@@ -92,7 +95,7 @@ def save_model(
         raise
 
 
-def load_model(directory: str | Path) -> torch.nn.Module:
+def load_model(directory: str | Path) -> BiaffineParser:
     """Load a saved model folder for inference (eval mode)."""
     directory = Path(directory)
     cfg_path = directory / "config.json"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -18,10 +18,13 @@ from spandep.data.sentence import Sentence
 from spandep.decoding import eisner, mst
 from spandep.encoders.base import batch_cost
 
+if TYPE_CHECKING:
+    from spandep.models.biaffine import BiaffineParser
+
 DECODERS = {"mst": mst, "eisner": eisner}
 
 
-def featurize(model: torch.nn.Module, sentence: Sentence, use_upos: bool) -> dict[str, Any]:
+def featurize(model: BiaffineParser, sentence: Sentence, use_upos: bool) -> dict[str, Any]:
     """Encoder features of one sentence (UPOS passed only to models trained with UPOS input)."""
     if use_upos:
         return model.encoder.featurize(sentence.forms, sentence.upos)
@@ -29,7 +32,7 @@ def featurize(model: torch.nn.Module, sentence: Sentence, use_upos: bool) -> dic
 
 
 def predict_arcs(
-    model: torch.nn.Module,
+    model: BiaffineParser,
     features: Sequence[dict[str, Any]],
     batch_tokens: int = 4000,
     decoder: str = "mst",
@@ -63,7 +66,7 @@ def with_tree(sentence: Sentence, heads: list[int], labels: list[str]) -> Senten
 
 
 def parse_stream(
-    model: torch.nn.Module,
+    model: BiaffineParser,
     sentences: Iterable[Sentence],
     batch_tokens: int = 4000,
     decoder: str = "mst",

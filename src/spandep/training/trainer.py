@@ -120,7 +120,7 @@ class Trainer:
 
     def _features(self, s: Sentence) -> dict[str, Any]:
         f = featurize(self.model, s, self.use_upos)
-        f["heads"] = np.asarray([0] + [int(h) for h in s.heads], dtype=np.int64)
+        f["heads"] = np.asarray([0] + [int(h or 0) for h in s.heads], dtype=np.int64)  # trees checked on reading
         f["rels"] = np.asarray([0] + [self.label_index[r] for r in s.deprels], dtype=np.int64)
         return f
 
@@ -139,7 +139,7 @@ class Trainer:
         arcs = predict_arcs(self.model, self.dev_feats, self.cfg["training"]["eval_batch_tokens"], self.cfg["training"]["decoder"])
         pred = [with_tree(s, h, r) for s, (h, r) in zip(self.dev, arcs)]
         r = evaluate(self.dev, pred)
-        return {"UAS": r.uas, "LAS": r.las, "UAS_nopunct": r.uas_no_punct, "LAS_nopunct": r.las_no_punct}
+        return {"UAS": r.uas or 0.0, "LAS": r.las or 0.0, "UAS_nopunct": r.uas_no_punct or 0.0, "LAS_nopunct": r.las_no_punct or 0.0}
 
     def run(self) -> dict[str, Any]:
         tr = self.cfg["training"]
