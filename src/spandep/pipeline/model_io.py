@@ -81,7 +81,7 @@ def save_model(
             config["compact"] = {"dtype": "float16", "from_base": omitted}
         save_file(state, str(tmp / "model.safetensors"), metadata={"format_version": str(FORMAT_VERSION)})
         save_assets = getattr(model.encoder, "save_assets", None)
-        if save_assets is not None:
+        if save_assets is not None and not compact:  # a compact model takes its tokenizer from the base package
             save_assets(tmp / ENCODER_ASSETS)
         (tmp / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         old = directory.with_name(directory.name + ".old")
