@@ -1,0 +1,355 @@
+"""Span-span parsing inference (Gan et al., 2022, "Inference"; DESIGN.md §3): sentences → well-formed trees.
+
+Pipeline per call of :func:`parse_spans`:
+
+1. word vectors from the encoder (token-budget batches) → span proposal log-probs → exact top-k spans per word;
+2. per sentence, the candidates are the ROOT span plus the union of every word's top-k spans (deduplicated,
+   :func:`candidate_queries`); one MRC query per candidate (ROOT's too: it is needed for the child side), spliced
+   from word pieces cached once per sentence; queries of all sentences are batched together by token budget
+   (length-bucketed) under ``torch.inference_mode()``;
+3. retrieval: the argmax parent span of every proposed query (:func:`retrieve_parents`) becomes an extra candidate
+   of that parent word when new; new candidates get a proposal span score and their own queries (one extra round);
+4. ``link[p, c] = score_parent(P | C) (+ score_child(C | P))`` from the linker, then ``span_dp`` (projective, with its
+   counted MST fallback) or ``span_mst``; labels are the argmax of the chosen child query's label distribution read
+   at its chosen parent's root;
+5. a sentence whose queries exceed the linker's length limit is never dropped: it is decoded from the proposal's
+   span scores alone, with structural links (:func:`structural_link`: 0 where a span may be the child of another,
+   ``-inf`` elsewhere), and counted in ``InferenceStats.too_long``.
+
+Every output is a valid tree (the decoders guarantee it; ``span_mst`` always returns an arborescence).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+
+from spandep.data.batching import token_batches
+from spandep.data.queries import SentencePieces
+from spandep.data.sentence import Sentence
+from spandep.decoding.spans import SpanCandidates, SpanDecodeResult, span_dp, span_mst
+from spandep.encoders.base import batch_cost
+from spandep.encoders.transformer import TransformerEncoder
+from spandep.models.span_linking import LinkerOutput, SpanLinker
+from spandep.models.span_proposal import SpanProposal, topk_spans
+
+__all__ = [
+    "InferenceStats",
+    "SpanParserParts",
+    "candidate_queries",
+    "parse_spans",
+    "retrieve_parents",
+    "structural_link",
+]
+
+NEG_INF = float("-inf")
+WordSpans = Sequence[Sequence[tuple[int, int, float]]]  # per word 1..n: (start, end, score) tuples
+
+
+@dataclass
+class SpanParserParts:
+    """The three trained modules of the span-span parser and its label set (index = the linker's label id)."""
+
+    encoder: TransformerEncoder
+    proposal: SpanProposal
+    linker: SpanLinker
+    labels: list[str]
+
+
+@dataclass
+class InferenceStats:
+    """Counters of one :func:`parse_spans` call.
+
+    ``queries``: MRC queries run (deduplicated per sentence, retrieval round included); ``retrieved_spans``: new
+    candidates added by retrieval; ``dp_fallbacks``: MRC-scored sentences where ``span_dp`` found no projective tree
+    among the candidates and returned ``span_mst``'s; ``too_long``: sentences decoded without the linker because their
+    queries exceed its length limit.
+    """
+
+    sentences: int = 0
+    queries: int = 0
+    retrieved_spans: int = 0
+    dp_fallbacks: int = 0
+    too_long: int = 0
+    seconds: float = 0.0
+
+
+# ----------------------------------------------------------------------------------------- helpers
+def candidate_queries(
+    word_spans: WordSpans, n: int, extra: Sequence[tuple[int, int, int, float]] = ()
+) -> SpanCandidates:
+    """The distinct candidate spans of one sentence, ROOT's ``(0, 1, n)`` at index 0, one query each.
+
+    ``word_spans[i - 1]`` are word i's proposed ``(start, end, score)`` (``topk_spans``); ``extra`` more
+    ``(root, start, end, score)`` rows (retrieved spans). Duplicates are merged (highest score kept); the order is
+    that of first occurrence, so appending ``extra`` never moves an existing candidate.
+    """
+    if len(word_spans) != n:
+        raise ValueError(f"{len(word_spans)} span lists for {n} words")
+    rows = [(w, s, e, score) for w, spans in enumerate(word_spans, start=1) for s, e, score in spans]
+    return SpanCandidates.from_lists(n, rows + list(extra))
+
+
+def structural_link(cands: SpanCandidates, allow_root_in_span: bool = False) -> np.ndarray:
+    """A link matrix ``(S, S)`` without a model: 0 where candidate c may be a child of candidate p, else ``-inf``.
+
+    The same constraints as the linker's masks: ``p.start ≤ c.start``, ``c.end ≤ p.end``, ``p.root ≠ c.root`` and
+    ``p.root`` outside ``[c.start, c.end]`` (unless ``allow_root_in_span``); ROOT (index 0) is never a child.
+    """
+    r, s, e = cands.root, cands.start, cands.end  # (S,) each
+    ok = (s[:, None] <= s[None, :]) & (e[None, :] <= e[:, None]) & (r[:, None] != r[None, :])  # (S, S) [p, c]
+    if not allow_root_in_span:
+        ok &= (r[:, None] < s[None, :]) | (r[:, None] > e[None, :])  # (S, S)
+    ok[0, :] |= True  # ROOT may parent any span (its root 0 lies outside every word span)
+    ok[:, 0] = False  # ROOT has no parent
+    return np.where(ok, 0.0, NEG_INF)  # (S, S)
+
+
+def retrieve_parents(linker: SpanLinker, out: LinkerOutput, n_words: torch.Tensor) -> list[tuple[int, int, int] | None]:
+    """The argmax parent span ``(root, start, end)`` of every query of a batch (DESIGN.md §3, "Retrieval").
+
+    Maximises ``score_parent = log p_root(r) + log p_start(s') + log p_end(e')`` jointly over valid spans
+    ``s' ≤ r ≤ e'`` (the linker's masks already enforce ``s' ≤ s``, ``e' ≥ e`` and the root constraint), ROOT's span
+    ``(0, 1, n)`` included. ``None`` where the argmax is ROOT or no parent is allowed (the ROOT query). Exact: the
+    score is separable, so for each root the best start is a prefix maximum and the best end a suffix maximum.
+    """
+    table = linker._parent_table(out).masked_fill(~out.parent_mask, NEG_INF)  # (batch, 3, W)
+    root_lp, start_lp, end_lp = table[:, 0], table[:, 1], table[:, 2]  # (batch, W) each
+    best_start, arg_start = torch.cummax(start_lp, dim=1)  # (batch, W): best start ≤ r
+    rev_end, rev_arg = torch.cummax(end_lp.flip(1), dim=1)  # (batch, W) over the reversed positions
+    best_end = rev_end.flip(1)  # (batch, W): best end ≥ r
+    arg_end = end_lp.size(1) - 1 - rev_arg.flip(1)  # (batch, W)
+    total = root_lp + best_start + best_end  # (batch, W); column 0 is meaningless for ROOT, replaced below
+    n = n_words.to(table.device).view(-1, 1)  # (batch, 1)
+    root_total = root_lp[:, 0] + start_lp[:, 1] + end_lp.gather(1, n).squeeze(1)  # (batch,) ROOT's span (0, 1, n)
+    total[:, 0] = root_total
+    score, best = total.max(dim=1)  # (batch,)
+    starts = arg_start.gather(1, best.unsqueeze(1)).squeeze(1)  # (batch,)
+    ends = arg_end.gather(1, best.unsqueeze(1)).squeeze(1)  # (batch,)
+    found: list[tuple[int, int, int] | None] = []
+    for r, s, e, v in zip(best.tolist(), starts.tolist(), ends.tolist(), score.tolist()):
+        found.append((r, s, e) if r > 0 and v != NEG_INF and s <= r <= e else None)
+    return found
+
+
+@dataclass
+class _Sent:
+    """Per-sentence working state."""
+
+    n: int
+    pieces: SentencePieces | None = None
+    fits: bool = False
+    start_lp: np.ndarray | None = None  # (1 + n, 1 + n) proposal log P_start [word, boundary]
+    end_lp: np.ndarray | None = None  # (1 + n, 1 + n)
+    word_spans: list[list[tuple[int, int, float]]] | None = None
+    cands: SpanCandidates | None = None
+    rows: dict[int, dict[str, torch.Tensor]] | None = None  # candidate index → its query's output slices
+
+
+def _device(module: torch.nn.Module) -> torch.device:
+    return next(module.parameters()).device
+
+
+def _propose(parts: SpanParserParts, sents: list[_Sent], sentences: Sequence[Sentence], k: int, batch_tokens: int) -> None:
+    """Encoder + span proposal: top-k spans and the log-prob tables of every non-empty sentence."""
+    enc = parts.encoder
+    use_upos = bool(getattr(enc, "upos_vocab", None))
+    todo = [i for i, st in enumerate(sents) if st.n > 0]
+    feats = {i: enc.featurize(sentences[i].forms, sentences[i].upos if use_upos else None) for i in todo}
+    device = _device(enc)
+    for batch_ids in token_batches([batch_cost(feats[i]) for i in todo], batch_tokens):
+        idx = [todo[j] for j in batch_ids]
+        batch = {key: v.to(device) for key, v in enc.collate([feats[i] for i in idx]).items()}
+        x = enc(batch)  # (batch, 1 + n, d)
+        s_start, s_end = parts.proposal(x, batch["word_mask"])  # (batch, 1 + n, 1 + n) each
+        start_lp, end_lp = SpanProposal.log_probs(s_start, s_end)  # (batch, 1 + n, 1 + n) each
+        lengths = [sents[i].n for i in idx]
+        spans = topk_spans(start_lp, end_lp, lengths, k)
+        start_np, end_np = start_lp.cpu().numpy(), end_lp.cpu().numpy()  # (batch, 1 + n, 1 + n) each
+        for row, i in enumerate(idx):
+            m = sents[i].n + 1
+            sents[i].start_lp = start_np[row, :m, :m]
+            sents[i].end_lp = end_np[row, :m, :m]
+            sents[i].word_spans = spans[row]
+
+
+def _run_queries(
+    linker: SpanLinker,
+    sents: list[_Sent],
+    jobs: list[tuple[int, int]],
+    batch_tokens: int,
+    retrieve: bool,
+) -> dict[tuple[int, int], tuple[int, int, int]]:
+    """Run the queries ``jobs`` = (sentence, candidate index), storing each query's output slices in its sentence;
+    returns the retrieved parent span of each job when ``retrieve`` (jobs whose argmax parent is ROOT are absent)."""
+    builder = linker.queries
+    device = _device(linker)
+    found: dict[tuple[int, int], tuple[int, int, int]] = {}
+    lengths = [builder.query_length(sents[i].pieces) for i, _ in jobs]  # type: ignore[arg-type]
+    for batch_ids in token_batches(lengths, batch_tokens):
+        todo = [jobs[j] for j in batch_ids]
+        queries = []
+        for i, c in todo:
+            st = sents[i]
+            cands = st.cands
+            assert cands is not None and st.pieces is not None
+            queries.append(builder.build(st.pieces, int(cands.root[c]), int(cands.start[c]), int(cands.end[c])))
+        batch = {key: v.to(device) for key, v in builder.collate(queries).items()}
+        out = linker(batch)
+        width = out.parent.size(-1)
+        roots = torch.arange(width, device=device)  # (1 + n,) every context position as a parent root
+        labels = linker.label_logp(out, roots).argmax(-1)  # (batch, 1 + n): best label per parent root
+        if retrieve:
+            for (i, c), span in zip(todo, retrieve_parents(linker, out, batch["n_words"])):
+                if span is not None:
+                    found[(i, c)] = span
+        for row, (i, c) in enumerate(todo):
+            m = sents[i].n + 1
+            sents[i].rows[c] = {  # type: ignore[index]
+                "parent": out.parent[row, :, :m].cpu(),  # (3, 1 + n)
+                "child": out.child[row, :, :m].cpu(),  # (3, 1 + n)
+                "parent_mask": out.parent_mask[row, :, :m].cpu(),  # (3, 1 + n)
+                "child_mask": out.child_mask[row, :m].cpu(),  # (1 + n,)
+                "has_parent": out.has_parent[row].cpu(),  # ()
+                "labels": labels[row, :m].cpu(),  # (1 + n,)
+            }
+    return found
+
+
+def _sentence_output(st: _Sent) -> LinkerOutput:
+    """The S queries of one sentence stacked in candidate order, as ``SpanLinker.link_matrix`` expects."""
+    assert st.cands is not None and st.rows is not None
+    rows = [st.rows[c] for c in range(st.cands.size)]
+    def stack(key: str) -> torch.Tensor:
+        return torch.stack([r[key] for r in rows])
+
+    parent = stack("parent")  # (S, 3, 1 + n)
+    hidden = parent.new_zeros(parent.size(0), parent.size(2), 0)  # (S, 1 + n, 0): labels are precomputed
+    return LinkerOutput(hidden, parent, stack("child"), stack("parent_mask"), stack("child_mask"), stack("has_parent"))
+
+
+def _fallback_labels(labels: Sequence[str]) -> tuple[str, str]:
+    """Labels for sentences decoded without the linker: ``root`` for the ROOT child, ``dep`` (or the first other
+    label) elsewhere; both fall back to ``labels[0]``."""
+    root = "root" if "root" in labels else labels[0]
+    other = "dep" if "dep" in labels else next((x for x in labels if x != "root"), labels[0])
+    return root, other
+
+
+# ----------------------------------------------------------------------------------------- entry point
+def parse_spans(
+    parts: SpanParserParts,
+    sentences: list[Sentence],
+    k: int = 2,
+    lam: float = 1.0,
+    decoder: Literal["dp", "mst"] = "dp",
+    retrieval: bool = True,
+    batch_tokens: int = 4000,
+    mutual: bool = True,
+) -> tuple[list[tuple[list[int], list[str]]], InferenceStats]:
+    """Heads and labels of every sentence (input order), and the counters of the run.
+
+    ``k`` spans proposed per word; ``lam`` weighs the link scores against the span scores; ``decoder`` ``"dp"``
+    (projective, Algorithm 1) or ``"mst"`` (non-projective); ``retrieval`` adds each query's argmax parent span;
+    ``batch_tokens`` is the padded-token budget of encoder and query batches; ``mutual`` adds the child-side score.
+    Empty sentences get ``([], [])``; every other sentence gets a valid tree.
+    """
+    if decoder not in ("dp", "mst"):
+        raise ValueError(f"decoder must be 'dp' or 'mst', not {decoder!r}")
+    linker = parts.linker
+    if len(parts.labels) != len(linker.labels):
+        raise ValueError(f"{len(parts.labels)} labels given, the linker has {len(linker.labels)}")
+    decode = span_dp if decoder == "dp" else span_mst
+    t0 = time.perf_counter()
+    stats = InferenceStats(sentences=len(sentences))
+    sents = [_Sent(n=len(s)) for s in sentences]
+    modules: tuple[torch.nn.Module, ...] = (parts.encoder, parts.proposal, linker)
+    was_training = [m.training for m in modules]
+    for m in modules:
+        m.eval()
+    builder = linker.queries
+    use_upos = linker.upos_vocab is not None
+    try:
+        with torch.inference_mode():
+            _propose(parts, sents, sentences, k, batch_tokens)
+            jobs: list[tuple[int, int]] = []
+            for i, st in enumerate(sents):
+                if st.n == 0:
+                    continue
+                assert st.word_spans is not None
+                st.cands = candidate_queries(st.word_spans, st.n)
+                st.pieces = builder.sentence_pieces(sentences[i].forms, sentences[i].upos if use_upos else None)
+                st.fits = builder.fits(st.pieces)
+                if not st.fits:
+                    stats.too_long += 1
+                    continue
+                st.rows = {}
+                jobs.extend((i, c) for c in range(st.cands.size))
+            do_retrieve = retrieval and not linker.answer_token  # a token answer has no span to retrieve
+            found = _run_queries(linker, sents, jobs, batch_tokens, do_retrieve)
+            stats.queries += len(jobs)
+
+            if do_retrieve:  # one extra round for the new candidates
+                extra_jobs: list[tuple[int, int]] = []
+                per_sentence: dict[int, list[tuple[int, int, int]]] = {}
+                for (i, c), span in found.items():
+                    if c > 0:  # retrieval from proposed spans (ROOT's query has no parent anyway)
+                        per_sentence.setdefault(i, []).append(span)
+                for i, spans in per_sentence.items():
+                    st = sents[i]
+                    assert st.cands is not None and st.start_lp is not None and st.end_lp is not None
+                    old = st.cands.size
+                    new = [
+                        (r, s, e, float(st.start_lp[r, s] + st.end_lp[r, e]))  # proposal score of the new span
+                        for r, s, e in spans
+                    ]
+                    st.cands = SpanCandidates.from_lists(st.n, _existing(st) + new)  # order kept, duplicates merged
+                    added = st.cands.size - old
+                    stats.retrieved_spans += added
+                    extra_jobs.extend((i, c) for c in range(old, st.cands.size))
+                if extra_jobs:
+                    _run_queries(linker, sents, extra_jobs, batch_tokens, retrieve=False)
+                    stats.queries += len(extra_jobs)
+
+            results: list[tuple[list[int], list[str]]] = []
+            root_label, other_label = _fallback_labels(parts.labels)
+            for st in sents:
+                if st.n == 0:
+                    results.append(([], []))
+                    continue
+                assert st.cands is not None
+                if not st.fits:
+                    res = decode(st.cands, structural_link(st.cands, linker.allow_root_in_span), 1.0)
+                    heads = res.heads[1:].tolist()
+                    results.append((heads, [root_label if h == 0 else other_label for h in heads]))
+                    continue
+                out = _sentence_output(st)
+                root_t, start_t, end_t = (torch.from_numpy(a) for a in (st.cands.root, st.cands.start, st.cands.end))
+                link = linker.link_matrix(out, root_t, start_t, end_t, mutual=mutual)  # (S, S) [parent, child]
+                res = decode(st.cands, link.cpu().numpy().astype(np.float64), lam)
+                if decoder == "dp" and res.fallback:
+                    stats.dp_fallbacks += 1
+                results.append((res.heads[1:].tolist(), _labels(st, res, parts.labels)))
+    finally:
+        for m, flag in zip(modules, was_training):
+            m.train(flag)
+    stats.seconds = time.perf_counter() - t0
+    return results, stats
+
+
+def _existing(st: _Sent) -> list[tuple[int, int, int, float]]:
+    """The current non-ROOT candidates of a sentence as ``(root, start, end, score)`` rows, in candidate order."""
+    c = st.cands
+    assert c is not None
+    return [(int(c.root[j]), int(c.start[j]), int(c.end[j]), float(c.score[j])) for j in range(1, c.size)]
+
+
+def _labels(st: _Sent, res: SpanDecodeResult, labels: Sequence[str]) -> list[str]:
+    """Label of each word d: the argmax label of its chosen candidate's query read at its head's root position."""
+    assert st.rows is not None
+    return [labels[int(st.rows[int(res.chosen[d])]["labels"][int(res.heads[d])])] for d in range(1, st.n + 1)]

@@ -1,0 +1,174 @@
+"""Span-span inference: tiny random parts, valid trees always, deduplicated queries, retrieval, counted fallbacks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from spandep.data.conllu import read_conllu
+from spandep.data.sentence import Sentence
+from spandep.data.trees import is_projective, tree_problems
+from spandep.encoders.transformer import TransformerEncoder
+from spandep.models.span_linking import SpanLinker
+from spandep.models.span_proposal import SpanProposal
+from spandep.pipeline.span_inference import (
+    InferenceStats,
+    SpanParserParts,
+    candidate_queries,
+    parse_spans,
+    retrieve_parents,
+    structural_link,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TRAIN = FIXTURES / "en_ewt_train_40.conllu"
+DEV = FIXTURES / "en_ewt_excerpt.conllu"
+
+
+@pytest.fixture(scope="module")
+def parts(tiny_transformer_dir) -> SpanParserParts:
+    torch.manual_seed(3)
+    train = list(read_conllu(TRAIN)) + list(read_conllu(DEV))
+    labels = sorted({w.deprel for s in train for w in s.words})
+    encoder = TransformerEncoder(str(tiny_transformer_dir), pretrained=False, mix_layers=2)
+    proposal = SpanProposal(encoder.out_dim, mlp=16)
+    linker = SpanLinker(str(tiny_transformer_dir), labels, pretrained=False, max_len=64, dropout=0.0)
+    return SpanParserParts(encoder, proposal, linker, labels)
+
+
+def short_sentences() -> list[Sentence]:
+    """The fixture's sentences plus two hand-made short ones (queries of ≤ 12 words fit in 64 pieces)."""
+    return list(read_conllu(DEV)) + [
+        Sentence.from_tokens(["I", "love", "Tim", "'s", "cat", "."]),
+        Sentence.from_tokens(["Hi"]),
+    ]
+
+
+def check_output(parts: SpanParserParts, sentences, results) -> None:
+    assert len(results) == len(sentences)
+    label_set = set(parts.labels)
+    for s, (heads, labels) in zip(sentences, results):
+        assert len(heads) == len(labels) == len(s)
+        assert tree_problems(heads) == [], (heads, tree_problems(heads))
+        assert set(labels) <= label_set
+
+
+# ----------------------------------------------------------------------------------------- helpers
+def test_candidate_queries_are_deduplicated_root_first() -> None:
+    spans = [[(1, 1, -0.1), (1, 3, -0.5)], [(1, 3, -0.2), (2, 2, -0.3)], [(3, 3, -0.1)]]
+    extra = [(2, 1, 2, -0.9), (2, 2, 2, -2.0), (1, 1, 2, -4.0)]  # (2, 2, 2) is already there, two are new
+    cands = candidate_queries(spans, 3, extra)
+    keys = list(zip(cands.root.tolist(), cands.start.tolist(), cands.end.tolist()))
+    assert keys[0] == (0, 1, 3) and cands.score[0] == 0.0
+    assert len(keys) == len(set(keys)) == 1 + 5 + 2
+    assert keys[1:] == [(1, 1, 1), (1, 1, 3), (2, 1, 3), (2, 2, 2), (3, 3, 3), (2, 1, 2), (1, 1, 2)]  # first seen
+    assert cands.score[keys.index((2, 2, 2))] == pytest.approx(-0.3)  # highest score kept
+    with pytest.raises(ValueError):
+        candidate_queries(spans, 4)
+
+
+def test_structural_link_matches_the_linker_masks() -> None:
+    cands = candidate_queries([[(1, 1, 0.0)], [(1, 3, 0.0), (2, 2, 0.0)], [(3, 3, 0.0)]], 3)
+    link = structural_link(cands)
+    keys = list(zip(cands.root.tolist(), cands.start.tolist(), cands.end.tolist()))
+    ok = {(keys[p], keys[c]) for p in range(len(keys)) for c in range(len(keys)) if np.isfinite(link[p, c])}
+    assert ((2, 1, 3), (1, 1, 1)) in ok and ((2, 1, 3), (3, 3, 3)) in ok
+    assert ((2, 2, 2), (1, 1, 1)) not in ok  # child outside the parent's span
+    assert ((1, 1, 1), (2, 1, 3)) not in ok  # parent's root inside the child's span
+    assert all(np.isfinite(link[0, 1:])) and not np.isfinite(link[:, 0]).any()
+
+
+def test_retrieval_is_the_exact_argmax_parent(parts: SpanParserParts) -> None:
+    linker = parts.linker.eval()
+    forms = ["I", "love", "Tim", "'s", "cat", "."]
+    n = len(forms)
+    spans = [(0, 1, n), (1, 1, 1), (3, 3, 4), (5, 3, 5), (2, 1, 6), (6, 6, 6), (4, 4, 4)]
+    everything = [(0, 1, n)] + [(r, s, e) for r in range(1, n + 1) for s in range(1, r + 1) for e in range(r, n + 1)]
+    cached = linker.queries.sentence_pieces(forms)
+    with torch.inference_mode():
+        batch = linker.queries.collate([linker.queries.build(cached, *s) for s in spans])
+        out = linker(batch)
+        found = retrieve_parents(linker, out, batch["n_words"])
+        cand = torch.tensor(everything)  # (C, 3)
+        scores = linker.parent_logp(out, cand[:, 0], cand[:, 1], cand[:, 2])  # (batch, C)
+    assert found[0] is None  # the ROOT query has no parent
+    for q in range(1, len(spans)):
+        best = int(scores[q].argmax())
+        expected = everything[best] if everything[best][0] > 0 else None
+        assert found[q] == expected, (spans[q], found[q], expected)
+
+
+# ----------------------------------------------------------------------------------------- parse_spans
+@pytest.mark.parametrize("decoder", ["dp", "mst"])
+@pytest.mark.parametrize("retrieval", [False, True])
+def test_parse_gives_one_valid_tree_per_sentence(parts: SpanParserParts, decoder: str, retrieval: bool) -> None:
+    sentences = short_sentences()
+    results, stats = parse_spans(parts, sentences, k=2, lam=1.0, decoder=decoder, retrieval=retrieval, batch_tokens=600)
+    check_output(parts, sentences, results)
+    assert isinstance(stats, InferenceStats)
+    assert stats.sentences == len(sentences)
+    assert stats.queries > 0 and stats.seconds > 0
+    if not retrieval:
+        assert stats.retrieved_spans == 0
+    else:  # a random linker's argmax parents are mostly spans the proposal did not offer
+        assert stats.retrieved_spans > 0
+    if decoder == "mst":
+        assert stats.dp_fallbacks == 0
+    # k spans per word at most (fewer when a word has fewer valid spans), ROOT's query, the retrieved ones
+    fitting = [s for s in sentences if parts.linker.queries.fits(parts.linker.queries.sentence_pieces(s.forms))]
+    assert stats.too_long == len(sentences) - len(fitting)
+    base = sum(1 + sum(min(2, i * (len(s) - i + 1)) for i in range(1, len(s) + 1)) for s in fitting)
+    assert stats.queries == base + stats.retrieved_spans  # topk spans of distinct words never coincide
+
+
+def test_dp_trees_are_projective_unless_counted(parts: SpanParserParts) -> None:
+    sentences = short_sentences()
+    results, stats = parse_spans(parts, sentences, k=3, decoder="dp", retrieval=True)
+    check_output(parts, sentences, results)
+    projective = sum(is_projective(h) for h, _ in results)
+    assert projective >= len(sentences) - stats.dp_fallbacks - stats.too_long
+
+
+def test_queries_are_distinct_per_sentence(parts: SpanParserParts, monkeypatch: pytest.MonkeyPatch) -> None:
+    builder = parts.linker.queries
+    built: dict[int, list[tuple[int, int, int]]] = {}
+    original = builder.build
+
+    def recording_build(cached, root, start, end):
+        built.setdefault(id(cached), []).append((root, start, end))
+        return original(cached, root, start, end)
+
+    monkeypatch.setattr(builder, "build", recording_build)
+    sentences = short_sentences()
+    results, stats = parse_spans(parts, sentences, k=2, retrieval=True, batch_tokens=300)
+    check_output(parts, sentences, results)
+    assert sum(len(v) for v in built.values()) == stats.queries
+    for spans in built.values():
+        assert len(spans) == len(set(spans))  # no (root, start, end) queried twice in a sentence
+        n = max(e for _, _, e in spans)
+        assert (0, 1, n) in spans  # ROOT's query is always run (child side)
+
+
+def test_too_long_sentence_takes_the_counted_fallback(parts: SpanParserParts) -> None:
+    long = next(s for s in read_conllu(TRAIN) if len(s) == 40)
+    assert not parts.linker.queries.fits(parts.linker.queries.sentence_pieces(long.forms))
+    sentences = [Sentence.from_tokens(["Hello", "world", "!"]), long, Sentence(words=[])]
+    for decoder in ("dp", "mst"):
+        results, stats = parse_spans(parts, sentences, k=2, decoder=decoder)
+        assert stats.too_long == 1 and stats.sentences == 3
+        assert stats.queries >= 4  # the short sentence still went through the linker
+        check_output(parts, sentences[:2], results[:2])
+        assert results[2] == ([], [])
+
+
+def test_options_and_modes_are_restored(parts: SpanParserParts) -> None:
+    sentences = short_sentences()[:2]
+    parts.linker.train()
+    results, _ = parse_spans(parts, sentences, k=1, lam=0.5, mutual=False, decoder="mst")
+    check_output(parts, sentences, results)
+    assert parts.linker.training and parts.encoder.training is True
+    with pytest.raises(ValueError):
+        parse_spans(parts, sentences, decoder="eisner")  # type: ignore[arg-type]
