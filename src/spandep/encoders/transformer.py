@@ -55,6 +55,17 @@ class PretrainedAssets:
     config_tag = "type"
     model_name: str
 
+    def load_backbone(self, model: str, pretrained: bool) -> None:
+        """Set ``tokenizer`` and ``transformer`` from a local folder or packaged alias; random weights unless
+        ``pretrained`` (a saved model's own weights are loaded afterwards)."""
+        self.model_name = model
+        path = resolve_model_path(model)
+        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        if pretrained:
+            self.transformer = AutoModel.from_pretrained(path)
+        else:
+            self.transformer = AutoModel.from_config(AutoConfig.from_pretrained(path))
+
     def save_assets(self, directory: Path) -> None:
         """Store the tokenizer and architecture config (the weights go in the model file)."""
         directory.mkdir(parents=True, exist_ok=True)
@@ -92,13 +103,7 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         super().__init__()
         if pooling not in ("first", "mean"):
             raise ValueError(f"pooling must be 'first' or 'mean', not {pooling!r}")
-        self.model_name = model
-        path = resolve_model_path(model)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
-        if pretrained:
-            self.transformer = AutoModel.from_pretrained(path)
-        else:
-            self.transformer = AutoModel.from_config(AutoConfig.from_pretrained(path))
+        self.load_backbone(model, pretrained)
         cfg = self.transformer.config
         self.freeze_embeddings = freeze_embeddings
         # The word-piece embedding matrix is half of a small encoder's weights; fine-tuning it costs a dense

@@ -49,12 +49,11 @@ from typing import Any
 import torch
 from torch import nn
 from torch.nn import functional as F
-from transformers import AutoConfig, AutoModel, AutoTokenizer
 
 from spandep.data.queries import UPOS_NONE, QueryBuilder
 from spandep.data.trees import children as tree_children
 from spandep.data.trees import hull_spans
-from spandep.encoders.transformer import PretrainedAssets, resolve_model_path
+from spandep.encoders.transformer import PretrainedAssets
 from spandep.models.span_proposal import mask_value
 
 __all__ = [
@@ -241,15 +240,9 @@ class SpanLinker(PretrainedAssets, nn.Module):
             raise ValueError(f"objective must be one of {OBJECTIVES}, not {objective!r}")
         if scoring not in SCORINGS:
             raise ValueError(f"scoring must be one of {SCORINGS}, not {scoring!r}")
-        self.model_name = model
         self.labels = list(labels)
         self.label_index = {label: k for k, label in enumerate(self.labels)}
-        path = resolve_model_path(model)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
-        if pretrained:
-            self.transformer = AutoModel.from_pretrained(path)
-        else:
-            self.transformer = AutoModel.from_config(AutoConfig.from_pretrained(path))
+        self.load_backbone(model, pretrained)
         cfg = self.transformer.config
         hidden = cfg.hidden_size
         # RoBERTa-like embeddings count positions from padding_idx + 1; BERT-like ones from 0
@@ -455,13 +448,8 @@ class SpanLinker(PretrainedAssets, nn.Module):
         ``log p_root`` when the answer is a token). Candidates ``(C,)`` (shared) or ``(batch, C)``; ROOT as a parent
         is ``(0, 1, n)``. Returns float32 ``(batch, C)``; ``-inf`` where a used position is disallowed (and for
         every candidate of the ROOT query)."""
-        table = self._parent_table(out)  # (batch, 3, 1 + n)
-        batch, device = table.size(0), table.device
-        cands = [_broadcast_candidates(c, batch, device) for c in (cand_root, cand_start, cand_end)]  # 3 × (batch, C)
-        score = torch.zeros(cands[0].shape, device=device)  # (batch, C)
-        for term in self.answer_terms:
-            score = score + _take(table[:, term], out.parent_mask[:, term], cands[term])  # (batch, C)
-        return score
+        masks = [out.parent_mask[:, term] for term in range(3)]  # 3 × (batch, 1 + n)
+        return self._score_terms(self._parent_table(out), masks, (cand_root, cand_start, cand_end))
 
     def child_logp(
         self,
@@ -474,11 +462,17 @@ class SpanLinker(PretrainedAssets, nn.Module):
         the root term when the answer is a token). Candidates ``(C,)`` or ``(batch, C)``. Returns float32
         ``(batch, C)``; ``-inf`` where a used position lies outside the query span or is its root."""
         table = F.logsigmoid(out.child.float())  # (batch, 3, 1 + n)
+        return self._score_terms(table, [out.child_mask] * 3, (cand_root, cand_start, cand_end))
+
+    def _score_terms(
+        self, table: torch.Tensor, masks: list[torch.Tensor], cands: tuple[torch.Tensor | Sequence[int], ...]
+    ) -> torch.Tensor:
+        """Sum of the used terms (root/start/end) of a per-position log table at each candidate's positions."""
         batch, device = table.size(0), table.device
-        cands = [_broadcast_candidates(c, batch, device) for c in (cand_root, cand_start, cand_end)]  # 3 × (batch, C)
-        score = torch.zeros(cands[0].shape, device=device)  # (batch, C)
+        idx = [_broadcast_candidates(c, batch, device) for c in cands]  # 3 × (batch, C)
+        score = torch.zeros(idx[0].shape, device=device)  # (batch, C)
         for term in self.answer_terms:
-            score = score + _take(table[:, term], out.child_mask, cands[term])  # (batch, C)
+            score = score + _take(table[:, term], masks[term], idx[term])  # (batch, C)
         return score
 
     def label_logp(self, out: LinkerOutput, cand_root: torch.Tensor | Sequence[int]) -> torch.Tensor:
