@@ -47,7 +47,5 @@ def parse(
             sentences = conllu.read_tokens(input)
         else:
             sentences = conllu.read_text(input)
-        bar = tqdm(desc="parsing", unit=" sent", disable=None)
         parsed = parse_stream(parser, sentences, batch_tokens=batch_tokens, decoder=chosen)
-        conllu.write_conllu((bar.update(1) or s for s in parsed), output)
-        bar.close()
+        conllu.write_conllu(tqdm(parsed, desc="parsing", unit=" sent", disable=None), output)
