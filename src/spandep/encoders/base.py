@@ -40,6 +40,11 @@ class WordEncoder(nn.Module):
         raise NotImplementedError
 
 
+def sentence_features(encoder: WordEncoder, forms: list[str], upos: list[str]) -> dict[str, Any]:
+    """``encoder.featurize`` for one sentence, passing UPOS tags only to an encoder that embeds them."""
+    return encoder.featurize(forms, upos if encoder.upos_vocab is not None else None)
+
+
 def batch_cost(features: dict[str, Any]) -> int:
     """What one sentence costs in a token-budget batch (its padded sequence length)."""
     return int(features.get("cost", features["n_words"] + 1))

@@ -16,19 +16,12 @@ import torch
 from spandep.data.batching import token_batches
 from spandep.data.sentence import Sentence
 from spandep.decoding import eisner, mst
-from spandep.encoders.base import batch_cost
+from spandep.encoders.base import batch_cost, sentence_features
 
 if TYPE_CHECKING:
     from spandep.models.biaffine import BiaffineParser
 
 DECODERS = {"mst": mst, "eisner": eisner}
-
-
-def featurize(model: BiaffineParser, sentence: Sentence, use_upos: bool) -> dict[str, Any]:
-    """Encoder features of one sentence (UPOS passed only to models trained with UPOS input)."""
-    if use_upos:
-        return model.encoder.featurize(sentence.forms, sentence.upos)
-    return model.encoder.featurize(sentence.forms)
 
 
 def predict_arcs(
@@ -73,9 +66,8 @@ def parse_stream(
     chunk_size: int = 2000,
 ) -> Iterator[Sentence]:
     """Parse an iterable lazily, ``chunk_size`` sentences at a time, keeping input order and bounded memory."""
-    use_upos = bool(getattr(model.encoder, "upos_vocab", None))
     it = iter(sentences)
     while chunk := list(islice(it, chunk_size)):
-        feats = [featurize(model, s, use_upos) for s in chunk]
+        feats = [sentence_features(model.encoder, s.forms, s.upos) for s in chunk]
         for s, (heads, labels) in zip(chunk, predict_arcs(model, feats, batch_tokens, decoder)):
             yield with_tree(s, heads, labels)

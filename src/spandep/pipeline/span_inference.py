@@ -33,7 +33,7 @@ from spandep.data.batching import token_batches
 from spandep.data.queries import SentencePieces
 from spandep.data.sentence import Sentence
 from spandep.decoding.spans import SpanCandidates, SpanDecodeResult, span_dp, span_mst
-from spandep.encoders.base import batch_cost
+from spandep.encoders.base import batch_cost, sentence_features
 from spandep.encoders.transformer import TransformerEncoder
 from spandep.models.span_linking import LinkerOutput, SpanLinker
 from spandep.models.span_proposal import SpanProposal, topk_spans
@@ -158,9 +158,8 @@ def _device(module: torch.nn.Module) -> torch.device:
 def _propose(parts: SpanParserParts, sents: list[_Sent], sentences: Sequence[Sentence], k: int, batch_tokens: int) -> None:
     """Encoder + span proposal: top-k spans and the log-prob tables of every non-empty sentence."""
     enc = parts.encoder
-    use_upos = bool(getattr(enc, "upos_vocab", None))
     todo = [i for i, st in enumerate(sents) if st.n > 0]
-    feats = {i: enc.featurize(sentences[i].forms, sentences[i].upos if use_upos else None) for i in todo}
+    feats = {i: sentence_features(enc, sentences[i].forms, sentences[i].upos) for i in todo}
     device = _device(enc)
     for batch_ids in token_batches([batch_cost(feats[i]) for i in todo], batch_tokens):
         idx = [todo[j] for j in batch_ids]

@@ -26,11 +26,11 @@ from spandep.data.batching import token_batches
 from spandep.data.conllu import check_trees, read_conllu
 from spandep.data.sentence import Sentence
 from spandep.data.vocab import build_vocab
-from spandep.encoders.base import WordEncoder, batch_cost
+from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
 from spandep.evaluation.metrics import evaluate
 from spandep.models.biaffine import BiaffineParser
 from spandep.pipeline.model_io import save_model
-from spandep.pipeline.predict import featurize, predict_arcs, with_tree
+from spandep.pipeline.predict import predict_arcs, with_tree
 from spandep.training.checkpoint import load_checkpoint, save_checkpoint
 
 log = logging.getLogger("spandep.train")
@@ -110,16 +110,15 @@ class Trainer:
         self.model = BiaffineParser(
             build_encoder_from(cfg, self.train), labels, arc_mlp=m["arc_mlp"], rel_mlp=m["rel_mlp"], mlp_dropout=m["mlp_dropout"]
         )
-        self.use_upos = cfg["encoder"]["use_upos"]
         self.train_feats = [self._features(s) for s in tqdm(self.train, desc="featurise train", leave=False)]
-        self.dev_feats = [featurize(self.model, s, self.use_upos) for s in self.dev]
+        self.dev_feats = [sentence_features(self.model.encoder, s.forms, s.upos) for s in self.dev]
         self.lengths = [batch_cost(f) for f in self.train_feats]
         self.batches_per_epoch = len(token_batches(self.lengths, tr["batch_tokens"]))
         self.total_steps = self.batches_per_epoch * tr["epochs"]
         self.optimizer = build_optimizer(self.model, cfg)
 
     def _features(self, s: Sentence) -> dict[str, Any]:
-        f = featurize(self.model, s, self.use_upos)
+        f = sentence_features(self.model.encoder, s.forms, s.upos)
         f["heads"] = np.asarray([0] + [int(h or 0) for h in s.heads], dtype=np.int64)  # trees checked on reading
         f["rels"] = np.asarray([0] + [self.label_index[r] for r in s.deprels], dtype=np.int64)
         return f
