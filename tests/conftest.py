@@ -40,10 +40,23 @@ def tiny_transformer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+TINY_BIAFFINE = "arc_mlp = 32\nrel_mlp = 16\n"
+TINY_SPAN = (
+    'type = "span"\nspan_mlp = 32\nquery_rate = 0.7\nnoisy_rate = 0.3\n'
+    "linker = { format = \"late\", dim = 32, layers = 1, heads = 2, ff = 64, mlp = 32, label_mlp = 16 }\n"
+)
+
+
 def write_config(
-    path: Path, output: Path, encoder: str, model_dir: Path | None = None, pretrained: bool = False, **training: object
+    path: Path,
+    output: Path,
+    encoder: str,
+    model_dir: Path | None = None,
+    pretrained: bool = False,
+    model: str = TINY_BIAFFINE,
+    **training: object,
 ) -> Path:
-    """A tiny training config for tests (BiLSTM or the tiny transformer)."""
+    """A tiny training config for tests (BiLSTM or the tiny transformer; ``model`` is the [model] table's body)."""
     if encoder == "bilstm":
         enc = '[encoder]\ntype = "bilstm"\nword_dim = 16\nchar_dim = 8\nchar_out = 16\nhidden = 16\nlayers = 1\nmin_freq = 1\n'
     else:
@@ -51,7 +64,7 @@ def write_config(
     settings = {"output": str(output), "epochs": 2, "batch_tokens": 300, "lr": 2e-3, "seed": 7, **training}
     table = "".join(f"{k} = {json.dumps(v)}\n" for k, v in settings.items())
     path.write_text(
-        f'[data]\ntrain = "{TRAIN}"\ndev = "{DEV}"\n\n{enc}\n[model]\narc_mlp = 32\nrel_mlp = 16\n\n'
+        f'[data]\ntrain = "{TRAIN}"\ndev = "{DEV}"\n\n{enc}\n[model]\n{model}\n'
         f"[training]\n{table}"
     )
     return path

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conftest import DEV, write_config
+from conftest import DEV, TINY_SPAN, write_config
 from spandep.data.conllu import read_conllu
 from spandep.pipeline.model_io import load_model, save_model
 from spandep.pipeline.predict import parse_stream
@@ -75,3 +75,71 @@ def test_saved_transformer_model_reloads_with_same_predictions(tmp_path, tiny_tr
     b = [(s.heads, s.deprels) for s in parse_stream(again, sentences)]
     assert a == b
     assert (tmp_path / "saved" / "encoder" / "tokenizer.json").exists()
+
+
+# ----------------------------------------------------------------------------------------- span-span parser
+def test_span_parser_trains_saves_and_reloads_with_same_trees(tmp_path):
+    cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model=TINY_SPAN, epochs=2))
+    trainer = Trainer(cfg)
+    batch = trainer._batch(list(range(8)))
+    torch.manual_seed(0)
+    first = trainer.model.loss(batch).item()
+    state = trainer.run()
+    assert [h["epoch"] for h in state["history"]] == [1, 2]
+    assert load_model(tmp_path / "run" / "model").model_type == "span"
+    save_model(trainer.model, tmp_path / "saved")
+    again = load_model(tmp_path / "saved")
+    assert again.model_type == "span" and again.inference["k"] == 2
+    sentences = list(read_conllu(DEV))
+    a = [(s.heads, s.deprels) for s in parse_stream(trainer.model, sentences)]
+    b = [(s.heads, s.deprels) for s in parse_stream(again, sentences)]
+    assert a == b and len(a) == len(sentences)
+    torch.manual_seed(0)
+    assert trainer.model.train().loss(batch).item() < first
+
+
+def test_span_parser_with_the_faithful_inline_linker_trains_and_reloads(tmp_path, tiny_transformer_dir):
+    model = (
+        'type = "span"\nspan_mlp = 16\nquery_rate = 0.5\n'
+        f'linker = {{ format = "inline", model = "{tiny_transformer_dir}", pretrained = false, max_len = 64 }}\n'
+    )
+    cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model=model, epochs=1))
+    cfg["data"]["max_train_sentences"] = 12
+    trainer = Trainer(cfg)
+    trainer.run()
+    save_model(trainer.model, tmp_path / "saved")
+    assert (tmp_path / "saved" / "linker" / "tokenizer.json").exists()
+    again = load_model(tmp_path / "saved")
+    sentences = list(read_conllu(DEV))
+    a = [(s.heads, s.deprels) for s in parse_stream(trainer.model.eval(), sentences)]
+    b = [(s.heads, s.deprels) for s in parse_stream(again, sentences)]
+    assert a == b
+
+
+def test_span_parser_resumes_to_identical_weights(tmp_path, monkeypatch):
+    straight = Trainer(load_config(write_config(tmp_path / "a.toml", tmp_path / "a", "bilstm", model=TINY_SPAN, checkpoint_every=2, patience=9)))
+    straight.run()
+    cfg_b = load_config(write_config(tmp_path / "b.toml", tmp_path / "b", "bilstm", model=TINY_SPAN, checkpoint_every=2, patience=9))
+    real_step = Trainer._step
+    calls = {"n": 0}
+
+    def step_then_crash(self, batch, step):
+        calls["n"] += 1
+        if calls["n"] == 7:
+            raise KeyboardInterrupt
+        return real_step(self, batch, step)
+
+    monkeypatch.setattr(Trainer, "_step", step_then_crash)
+    with pytest.raises(KeyboardInterrupt):
+        Trainer(cfg_b).run()
+    monkeypatch.setattr(Trainer, "_step", real_step)
+    Trainer(cfg_b).run()
+    a, b = _weights(tmp_path / "a" / "model"), _weights(tmp_path / "b" / "model")
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_model_keys_must_fit_the_model_type(tmp_path):
+    from spandep.errors import InputFormatError
+
+    with pytest.raises(InputFormatError, match="do not apply"):
+        load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model='type = "span"\narc_mlp = 3\n'))

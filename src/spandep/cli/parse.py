@@ -18,7 +18,9 @@ def parse(
     output: str = typer.Option("-", "--output", "-o", help="Output CoNLL-U file ('-' for stdout)."),
     model: Optional[Path] = typer.Option(None, "--model", "-m", help="Model folder (default: $SPANDEP_MODEL, else the shipped model)."),
     input_format: str = typer.Option("conllu", "--input-format", "-f", help="conllu | conllx | tokens | text"),
-    decoder: Optional[str] = typer.Option(None, help="mst (non-projective) or eisner (projective); default: the model's."),
+    decoder: Optional[str] = typer.Option(None, help="mst (non-projective) or projective (Eisner / span DP); default: the model's."),
+    k: Optional[int] = typer.Option(None, help="Span models: spans proposed per word (default: the model's, chosen on dev)."),
+    lam: Optional[float] = typer.Option(None, help="Span models: weight of link scores against span scores (default: the model's)."),
     batch_tokens: int = typer.Option(4000, help="Words per batch; lower it if memory runs out."),
     threads: int = typer.Option(0, help="Torch CPU threads (0: torch's default)."),
 ) -> None:
@@ -29,7 +31,8 @@ def parse(
         from spandep.data import conllu
         from spandep.errors import InputFormatError
         from spandep.pipeline.model_io import load_model, resolve_model_dir
-        from spandep.pipeline.predict import parse_stream
+        from spandep.pipeline.predict import parse_stream, resolve_decoder
+        from spandep.pipeline.span_inference import InferenceStats
 
         if input_format not in INPUT_FORMATS:
             raise InputFormatError(str(input), 0, f"unknown --input-format {input_format!r}; use one of {', '.join(INPUT_FORMATS)}")
@@ -38,14 +41,21 @@ def parse(
         if threads:
             torch.set_num_threads(threads)
         parser = load_model(resolve_model_dir(model))
-        chosen = decoder or parser.config["training"].get("config", {}).get("training", {}).get("decoder", "mst")
-        if chosen not in ("mst", "eisner"):
-            raise typer.BadParameter(f"unknown decoder {chosen!r}; use mst or eisner", param_hint="--decoder")
+        try:
+            resolve_decoder(parser, decoder)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--decoder") from exc
+        if k is not None and k < 1:
+            raise typer.BadParameter("k must be at least 1", param_hint="--k")
+        span_options = {key: v for key, v in (("k", k), ("lam", lam)) if v is not None}
         if input_format in ("conllu", "conllx"):
             sentences = conllu.read_conllu(input, input_format)
         elif input_format == "tokens":
             sentences = conllu.read_tokens(input)
         else:
             sentences = conllu.read_text(input)
-        parsed = parse_stream(parser, sentences, batch_tokens=batch_tokens, decoder=chosen)
+        stats = InferenceStats()
+        parsed = parse_stream(parser, sentences, batch_tokens=batch_tokens, decoder=decoder, span_options=span_options, stats=stats)
         conllu.write_conllu(tqdm(parsed, desc="parsing", unit=" sent", disable=None), output)
+        if stats.too_long:
+            typer.echo(f"note: {stats.too_long} sentence(s) were too long for the span linker and were decoded from span scores alone", err=True)

@@ -50,7 +50,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from spandep.data.queries import UPOS_NONE, QueryBuilder
+from spandep.data.queries import UPOS_NONE, QueryBuilder, SentencePieces
 from spandep.data.trees import children as tree_children
 from spandep.data.trees import hull_spans
 from spandep.encoders.transformer import PretrainedAssets
@@ -59,6 +59,7 @@ from spandep.models.span_proposal import mask_value
 __all__ = [
     "OBJECTIVES",
     "SCORINGS",
+    "LinkScorer",
     "LinkerOutput",
     "SpanLinker",
     "link_masks",
@@ -181,6 +182,7 @@ class LinkerOutput:
     parent_mask: torch.Tensor  # (batch, 3, 1 + n) bool
     child_mask: torch.Tensor  # (batch, 1 + n) bool
     has_parent: torch.Tensor  # (batch,) bool: false for the ROOT query
+    query: torch.Tensor | None = None  # (batch, hidden) state at the query root (late linker's label scorer)
 
 
 def _broadcast_candidates(cand: torch.Tensor | Sequence[int], batch: int, device: torch.device) -> torch.Tensor:
@@ -204,155 +206,72 @@ def _take(table: torch.Tensor, allowed: torch.Tensor, index: torch.Tensor) -> to
     return value.masked_fill(~ok, NEG_INF)
 
 
-class SpanLinker(PretrainedAssets, nn.Module):
-    """The MRC span-linking model: a transformer over marked queries with parent-side and child-side heads.
+class LinkScorer(nn.Module):
+    """What every span linker shares: masks and targets, the losses, and the link scores used at inference.
 
-    ``model``: a local transformer directory or a packaged alias (``resolve_model_path``); ``pretrained=False``
-    builds it from its config (weights come from a saved model). ``labels``: the dependency relations.
-    ``query_format``: ``"paired"`` (the paper's) or ``"inline"`` (``QueryBuilder``). ``upos_vocab``: UPOS tags whose
-    embedding is added to the input embeddings (``None``: none). ``objective``: ``"softmax"`` (parent-side CE, the
-    paper's) or ``"bce"`` (one sigmoid per position). ``label_weight`` / ``mutual_weight`` weight the label CE and the
-    child-side BCE (``mutual_weight=0``: no mutual term in the loss). ``scoring``: see the module docstring.
+    Subclasses implement ``forward(batch) -> LinkerOutput``, ``label_scores`` and the query interface that
+    ``spandep.pipeline.span_inference`` and the trainer drive: ``prepare`` (per-sentence state computed once),
+    ``query_length``/``fits`` (for token budgets and the too-long fallback) and ``make_batch`` (a batch of queries
+    ``(state, root, start, end)``). ``needs_word_vectors`` says whether ``prepare`` takes the shared encoder's word
+    vectors (late interaction) instead of the sentence's forms.
     """
 
-    model_type = "span_linker"
-    config_tag = "model_type"
-    marker_ids: torch.Tensor  # buffer of the four marker token ids
+    labels: list[str]
+    needs_word_vectors = False
 
-    def __init__(
+    def _init_scoring(
         self,
-        model: str,
         labels: Sequence[str],
-        query_format: str = "paired",
-        upos_vocab: Sequence[str] | None = None,
-        max_len: int | None = None,
-        pretrained: bool = True,
-        freeze_embeddings: bool = True,
-        dropout: float = 0.1,
-        objective: str = "softmax",
-        label_weight: float = 1.0,
-        mutual_weight: float = 1.0,
-        scoring: str = "span-span",
-        allow_root_in_span: bool = False,
+        objective: str,
+        label_weight: float,
+        mutual_weight: float,
+        scoring: str,
+        allow_root_in_span: bool,
     ) -> None:
-        super().__init__()
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}, not {objective!r}")
         if scoring not in SCORINGS:
             raise ValueError(f"scoring must be one of {SCORINGS}, not {scoring!r}")
         self.labels = list(labels)
         self.label_index = {label: k for k, label in enumerate(self.labels)}
-        self.load_backbone(model, pretrained)
-        cfg = self.transformer.config
-        hidden = cfg.hidden_size
-        # RoBERTa-like embeddings count positions from padding_idx + 1; BERT-like ones from 0
-        pad_idx = getattr(getattr(self.transformer, "embeddings", None), "padding_idx", None)
-        self.position_offset = int(pad_idx) + 1 if isinstance(pad_idx, int) else 0
-        limit = getattr(cfg, "max_position_embeddings", 512) - self.position_offset
-        tok_limit = self.tokenizer.model_max_length
-        if tok_limit and tok_limit < 100_000:
-            limit = min(limit, int(tok_limit))
-        self.max_len = min(max_len, limit) if max_len else limit
-        self.queries = QueryBuilder(self.tokenizer, query_format, self.max_len, upos_vocab)
-        self.query_format = query_format
-        self.upos_vocab = list(upos_vocab) if upos_vocab is not None else None
-        self.pad_id = self.queries.pad_id
-        self.register_buffer(
-            "marker_ids", torch.as_tensor(self.queries.marker_ids, dtype=torch.long), persistent=False
-        )  # (4,)
-
-        word = self.transformer.get_input_embeddings()
-        self.freeze_embeddings = freeze_embeddings
-        word.weight.requires_grad_(not freeze_embeddings)
-        self.marker_embed = nn.Embedding(4, hidden)
-        with torch.no_grad():
-            base = word.weight.float()  # (vocab, hidden)
-            mean, std = base.mean(0), base.std(0)  # (hidden,) each
-            self.marker_embed.weight.copy_(mean + std * torch.randn(4, hidden))  # (4, hidden)
-        self.upos_embed: nn.Embedding | None = None
-        if self.upos_vocab is not None:
-            self.upos_embed = nn.Embedding(self.queries.n_upos, hidden, padding_idx=UPOS_NONE)
-            nn.init.zeros_(self.upos_embed.weight)  # starts as a no-op on the pretrained input distribution
-
-        forward_args = inspect.signature(self.transformer.forward).parameters
-        self._takes_types = "token_type_ids" in forward_args
-        self._takes_positions = "position_ids" in forward_args
+        self.objective = objective
+        self.label_weight = label_weight
+        self.mutual_weight = mutual_weight
+        self.scoring = scoring
+        self.allow_root_in_span = allow_root_in_span
         self.query_token, self.answer_token = (part == "token" for part in scoring.split("-"))
-        if self.query_token and not self._takes_positions:
-            raise ValueError(f"scoring {scoring!r} hides markers from positions, which needs position_ids")
         self.answer_terms = (ROOT,) if self.answer_token else (ROOT, START, END)
-
-        self.dropout = nn.Dropout(dropout)
-        self.parent_head = nn.Linear(hidden, 3)  # h_rootᵀ h_t, h_startᵀ h_t, h_endᵀ h_t (+ bias)
-        self.child_head = nn.Linear(hidden, 3)
-        self.label_head = nn.Linear(hidden, len(self.labels))
         self.hparams: dict[str, Any] = {
-            "dropout": dropout,
             "objective": objective,
             "label_weight": label_weight,
             "mutual_weight": mutual_weight,
             "scoring": scoring,
             "allow_root_in_span": allow_root_in_span,
         }
-        self.objective = objective
-        self.label_weight = label_weight
-        self.mutual_weight = mutual_weight
-        self.scoring = scoring
-        self.allow_root_in_span = allow_root_in_span
 
-    # ------------------------------------------------------------------------------------- encoding
-    def embed(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Input embeddings: frozen word pieces, the trainable marker rows spliced in, plus UPOS when configured."""
-        ids = batch["input_ids"]  # (batch, L)
-        clean = ids.masked_fill(torch.isin(ids, self.marker_ids), self.pad_id)  # (batch, L)
-        emb = self.transformer.get_input_embeddings()(clean)  # (batch, L, hidden)
-        d = emb.size(-1)
-        index = batch["marker_pos"].to(ids.device).unsqueeze(-1).expand(-1, -1, d)  # (batch, 4, hidden)
-        markers = self.marker_embed.weight.to(emb.dtype).unsqueeze(0).expand(ids.size(0), -1, -1)  # (batch, 4, hidden)
-        emb = emb.scatter(1, index, markers)  # (batch, L, hidden)
-        if self.upos_embed is not None and "upos" in batch:
-            emb = emb + self.upos_embed(batch["upos"]).to(emb.dtype)  # (batch, L, hidden)
-        return emb
+    def forward(self, batch: dict[str, Any]) -> LinkerOutput:
+        raise NotImplementedError
 
-    def encode(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Final hidden states of every query position, ``(batch, L, hidden)``."""
-        attention = batch["attention_mask"].clone()  # (batch, L)
-        if self.query_token:  # root-only query: <sos> and <eos> are invisible and take no position
-            span_markers = batch["marker_pos"][:, [0, 3]]  # (batch, 2)
-            attention = attention.scatter(1, span_markers, 0)  # (batch, L)
-        kwargs: dict[str, torch.Tensor] = {"inputs_embeds": self.embed(batch), "attention_mask": attention}
-        if self._takes_types and "token_type_ids" in batch:
-            kwargs["token_type_ids"] = batch["token_type_ids"]
-        if self._takes_positions:
-            positions = (attention.cumsum(1) - 1).clamp(min=0) + self.position_offset  # (batch, L)
-            kwargs["position_ids"] = positions
-        return self.transformer(**kwargs).last_hidden_state  # (batch, L, hidden)
+    def label_scores(self, out: LinkerOutput, parent_root: torch.Tensor) -> torch.Tensor:
+        """Label logits of each query attached to parent roots ``(batch, C)`` → ``(batch, C, labels)``."""
+        raise NotImplementedError
 
-    def forward(self, batch: dict[str, torch.Tensor]) -> LinkerOutput:
-        """Masked parent-side and child-side logits at the context word positions (``QueryBuilder.collate`` batch)."""
-        states = self.encode(batch)  # (batch, L, hidden)
-        pos = batch["context_word_pos"].to(states.device)  # (batch, 1 + n)
-        ctx = states.gather(1, pos.unsqueeze(-1).expand(-1, -1, states.size(-1)))  # (batch, 1 + n, hidden)
-        ctx = self.dropout(ctx)  # (batch, 1 + n, hidden)
-        word_mask = batch["context_word_mask"].to(states.device)  # (batch, 1 + n)
-        parent_mask, child_mask = link_masks(batch["span"], word_mask, self.query_token, self.allow_root_in_span)
-        fill = mask_value(ctx.dtype)
-        parent = self.parent_head(ctx).transpose(1, 2).masked_fill(~parent_mask, fill)  # (batch, 3, 1 + n)
-        child = self.child_head(ctx).transpose(1, 2).masked_fill(~child_mask.unsqueeze(1), fill)  # (batch, 3, 1 + n)
-        has_parent = batch["span"][:, 0].to(states.device) != 0  # (batch,)
-        return LinkerOutput(ctx, parent, child, parent_mask, child_mask, has_parent)
+    # ------------------------------------------------------------------------------------- query interface
+    def prepare(self, forms: Sequence[str], upos: Sequence[str] | None, vectors: torch.Tensor | None) -> Any:
+        """Per-sentence state from which every query of the sentence is built (computed once per sentence)."""
+        raise NotImplementedError
 
-    def label_scores(self, h: torch.Tensor, parent_root: torch.Tensor) -> torch.Tensor:
-        """Label logits read at the parent root's context position.
+    def query_length(self, state: Any) -> int:
+        """The padded length one query of this sentence costs in a token-budget batch."""
+        raise NotImplementedError
 
-        ``h (batch, 1 + n, hidden)`` (``LinkerOutput.hidden``); ``parent_root (batch,)`` → ``(batch, labels)``, or
-        ``(batch, C)`` → ``(batch, C, labels)``.
-        """
-        single = parent_root.dim() == 1
-        idx = parent_root.view(parent_root.size(0), -1).clamp(0, h.size(1) - 1)  # (batch, C)
-        at = h.gather(1, idx.unsqueeze(-1).expand(-1, -1, h.size(-1)))  # (batch, C, hidden)
-        scores = self.label_head(at)  # (batch, C, labels)
-        return scores.squeeze(1) if single else scores
+    def fits(self, state: Any) -> bool:
+        """Whether this sentence's queries fit the model's length limit."""
+        raise NotImplementedError
+
+    def make_batch(self, items: Sequence[tuple[Any, int, int, int]]) -> dict[str, Any]:
+        """A batch for ``forward`` from ``(state, root, start, end)`` items."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------------------------------- targets and losses
     def link_targets(
@@ -410,8 +329,8 @@ class SpanLinker(PretrainedAssets, nn.Module):
         label_loss = zero
         with_label = out.has_parent & (gold[:, 3] >= 0)  # (batch,)
         if bool(with_label.any()):
-            scores = self.label_scores(out.hidden[with_label], gold[with_label, ROOT])  # (valid, labels)
-            label_loss = F.cross_entropy(scores.float(), gold[with_label, 3])
+            scores = self.label_scores(out, gold[:, ROOT : ROOT + 1].clamp(min=0)).squeeze(1)  # (batch, labels)
+            label_loss = F.cross_entropy(scores[with_label].float(), gold[with_label, 3])
         child_loss = zero
         if self.mutual_weight:
             allowed = out.child_mask.unsqueeze(1).expand(-1, 3, -1)[:, list(self.answer_terms)]  # (batch, T, 1 + n)
@@ -477,8 +396,8 @@ class SpanLinker(PretrainedAssets, nn.Module):
 
     def label_logp(self, out: LinkerOutput, cand_root: torch.Tensor | Sequence[int]) -> torch.Tensor:
         """Label log-probabilities of each query attached to each candidate parent root: ``(batch, C, labels)``."""
-        roots = _broadcast_candidates(cand_root, out.hidden.size(0), out.hidden.device)  # (batch, C)
-        return F.log_softmax(self.label_scores(out.hidden, roots).float(), dim=-1)  # (batch, C, labels)
+        roots = _broadcast_candidates(cand_root, out.parent.size(0), out.parent.device)  # (batch, C)
+        return F.log_softmax(self.label_scores(out, roots).float(), dim=-1)  # (batch, C, labels)
 
     def link_matrix(
         self,
@@ -502,6 +421,147 @@ class SpanLinker(PretrainedAssets, nn.Module):
         if mutual:
             link = link + self.child_logp(out, *cands)  # (S parent, S child)
         return link
+
+
+class SpanLinker(PretrainedAssets, LinkScorer):
+    """The MRC span-linking model: a transformer over marked queries with parent-side and child-side heads.
+
+    ``model``: a local transformer directory or a packaged alias (``resolve_model_path``); ``pretrained=False``
+    builds it from its config (weights come from a saved model). ``labels``: the dependency relations.
+    ``query_format``: ``"paired"`` (the paper's) or ``"inline"`` (``QueryBuilder``). ``upos_vocab``: UPOS tags whose
+    embedding is added to the input embeddings (``None``: none). ``objective``: ``"softmax"`` (parent-side CE, the
+    paper's) or ``"bce"`` (one sigmoid per position). ``label_weight`` / ``mutual_weight`` weight the label CE and the
+    child-side BCE (``mutual_weight=0``: no mutual term in the loss). ``scoring``: see the module docstring.
+    """
+
+    model_type = "span_linker"
+    config_tag = "model_type"
+    marker_ids: torch.Tensor  # buffer of the four marker token ids
+
+    def __init__(
+        self,
+        model: str,
+        labels: Sequence[str],
+        query_format: str = "paired",
+        upos_vocab: Sequence[str] | None = None,
+        max_len: int | None = None,
+        pretrained: bool = True,
+        freeze_embeddings: bool = True,
+        dropout: float = 0.1,
+        objective: str = "softmax",
+        label_weight: float = 1.0,
+        mutual_weight: float = 1.0,
+        scoring: str = "span-span",
+        allow_root_in_span: bool = False,
+    ) -> None:
+        super().__init__()
+        self._init_scoring(labels, objective, label_weight, mutual_weight, scoring, allow_root_in_span)
+        self.load_backbone(model, pretrained)
+        cfg = self.transformer.config
+        hidden = cfg.hidden_size
+        # RoBERTa-like embeddings count positions from padding_idx + 1; BERT-like ones from 0
+        pad_idx = getattr(getattr(self.transformer, "embeddings", None), "padding_idx", None)
+        self.position_offset = int(pad_idx) + 1 if isinstance(pad_idx, int) else 0
+        limit = getattr(cfg, "max_position_embeddings", 512) - self.position_offset
+        tok_limit = self.tokenizer.model_max_length
+        if tok_limit and tok_limit < 100_000:
+            limit = min(limit, int(tok_limit))
+        self.max_len = min(max_len, limit) if max_len else limit
+        self.queries = QueryBuilder(self.tokenizer, query_format, self.max_len, upos_vocab)
+        self.query_format = query_format
+        self.upos_vocab = list(upos_vocab) if upos_vocab is not None else None
+        self.pad_id = self.queries.pad_id
+        self.register_buffer(
+            "marker_ids", torch.as_tensor(self.queries.marker_ids, dtype=torch.long), persistent=False
+        )  # (4,)
+
+        word = self.transformer.get_input_embeddings()
+        self.freeze_embeddings = freeze_embeddings
+        word.weight.requires_grad_(not freeze_embeddings)
+        self.marker_embed = nn.Embedding(4, hidden)
+        with torch.no_grad():
+            base = word.weight.float()  # (vocab, hidden)
+            mean, std = base.mean(0), base.std(0)  # (hidden,) each
+            self.marker_embed.weight.copy_(mean + std * torch.randn(4, hidden))  # (4, hidden)
+        self.upos_embed: nn.Embedding | None = None
+        if self.upos_vocab is not None:
+            self.upos_embed = nn.Embedding(self.queries.n_upos, hidden, padding_idx=UPOS_NONE)
+            nn.init.zeros_(self.upos_embed.weight)  # starts as a no-op on the pretrained input distribution
+
+        forward_args = inspect.signature(self.transformer.forward).parameters
+        self._takes_types = "token_type_ids" in forward_args
+        self._takes_positions = "position_ids" in forward_args
+        if self.query_token and not self._takes_positions:
+            raise ValueError(f"scoring {scoring!r} hides markers from positions, which needs position_ids")
+
+        self.dropout = nn.Dropout(dropout)
+        self.parent_head = nn.Linear(hidden, 3)  # h_rootᵀ h_t, h_startᵀ h_t, h_endᵀ h_t (+ bias)
+        self.child_head = nn.Linear(hidden, 3)
+        self.label_head = nn.Linear(hidden, len(self.labels))
+        self.hparams["dropout"] = dropout
+
+    # ------------------------------------------------------------------------------------- encoding
+    def embed(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Input embeddings: frozen word pieces, the trainable marker rows spliced in, plus UPOS when configured."""
+        ids = batch["input_ids"]  # (batch, L)
+        clean = ids.masked_fill(torch.isin(ids, self.marker_ids), self.pad_id)  # (batch, L)
+        emb = self.transformer.get_input_embeddings()(clean)  # (batch, L, hidden)
+        d = emb.size(-1)
+        index = batch["marker_pos"].to(ids.device).unsqueeze(-1).expand(-1, -1, d)  # (batch, 4, hidden)
+        markers = self.marker_embed.weight.to(emb.dtype).unsqueeze(0).expand(ids.size(0), -1, -1)  # (batch, 4, hidden)
+        emb = emb.scatter(1, index, markers)  # (batch, L, hidden)
+        if self.upos_embed is not None and "upos" in batch:
+            emb = emb + self.upos_embed(batch["upos"]).to(emb.dtype)  # (batch, L, hidden)
+        return emb
+
+    def encode(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Final hidden states of every query position, ``(batch, L, hidden)``."""
+        attention = batch["attention_mask"].clone()  # (batch, L)
+        if self.query_token:  # root-only query: <sos> and <eos> are invisible and take no position
+            span_markers = batch["marker_pos"][:, [0, 3]]  # (batch, 2)
+            attention = attention.scatter(1, span_markers, 0)  # (batch, L)
+        kwargs: dict[str, torch.Tensor] = {"inputs_embeds": self.embed(batch), "attention_mask": attention}
+        if self._takes_types and "token_type_ids" in batch:
+            kwargs["token_type_ids"] = batch["token_type_ids"]
+        if self._takes_positions:
+            positions = (attention.cumsum(1) - 1).clamp(min=0) + self.position_offset  # (batch, L)
+            kwargs["position_ids"] = positions
+        return self.transformer(**kwargs).last_hidden_state  # (batch, L, hidden)
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> LinkerOutput:
+        """Masked parent-side and child-side logits at the context word positions (``QueryBuilder.collate`` batch)."""
+        states = self.encode(batch)  # (batch, L, hidden)
+        pos = batch["context_word_pos"].to(states.device)  # (batch, 1 + n)
+        ctx = states.gather(1, pos.unsqueeze(-1).expand(-1, -1, states.size(-1)))  # (batch, 1 + n, hidden)
+        ctx = self.dropout(ctx)  # (batch, 1 + n, hidden)
+        word_mask = batch["context_word_mask"].to(states.device)  # (batch, 1 + n)
+        parent_mask, child_mask = link_masks(batch["span"], word_mask, self.query_token, self.allow_root_in_span)
+        fill = mask_value(ctx.dtype)
+        parent = self.parent_head(ctx).transpose(1, 2).masked_fill(~parent_mask, fill)  # (batch, 3, 1 + n)
+        child = self.child_head(ctx).transpose(1, 2).masked_fill(~child_mask.unsqueeze(1), fill)  # (batch, 3, 1 + n)
+        has_parent = batch["span"][:, 0].to(states.device) != 0  # (batch,)
+        return LinkerOutput(ctx, parent, child, parent_mask, child_mask, has_parent)
+
+    def label_scores(self, out: LinkerOutput, parent_root: torch.Tensor) -> torch.Tensor:
+        """Label logits read at the parent root's context position: ``parent_root (batch, C)`` → ``(batch, C, labels)``."""
+        h = out.hidden  # (batch, 1 + n, hidden)
+        idx = parent_root.clamp(0, h.size(1) - 1)  # (batch, C)
+        at = h.gather(1, idx.unsqueeze(-1).expand(-1, -1, h.size(-1)))  # (batch, C, hidden)
+        return self.label_head(at)  # (batch, C, labels)
+
+    # ------------------------------------------------------------------------------------- query interface
+    def prepare(self, forms: Sequence[str], upos: Sequence[str] | None, vectors: torch.Tensor | None = None) -> SentencePieces:
+        """The sentence's word pieces, tokenised once (``vectors`` are not used: queries are re-encoded)."""
+        return self.queries.sentence_pieces(list(forms), list(upos) if upos is not None and self.upos_vocab is not None else None)
+
+    def query_length(self, state: SentencePieces) -> int:
+        return self.queries.query_length(state)
+
+    def fits(self, state: SentencePieces) -> bool:
+        return self.queries.fits(state)
+
+    def make_batch(self, items: Sequence[tuple[SentencePieces, int, int, int]]) -> dict[str, Any]:
+        return self.queries.collate([self.queries.build(state, r, s, e) for state, r, s, e in items])
 
     # ------------------------------------------------------------------------------------- config
     def export_config(self) -> dict[str, Any]:

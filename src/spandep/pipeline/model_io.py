@@ -21,9 +21,13 @@ from spandep.errors import ModelError
 
 if TYPE_CHECKING:
     from spandep.models.biaffine import BiaffineParser
+    from spandep.models.span_parser import SpanParser
+
+    Parser = BiaffineParser | SpanParser
 
 FORMAT_VERSION = 1
 ENCODER_ASSETS = "encoder"
+LINKER_ASSETS = "linker"  # a faithful span linker's own tokenizer and architecture
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "resources" / "default_model"
 
 
@@ -38,25 +42,31 @@ def resolve_model_dir(model: str | Path | None) -> Path:
     raise ModelError("no model given and no default model installed: pass --model DIR (a folder written by `spandep train`)")
 
 
-def build_model(config: dict[str, Any], assets: Path | None = None) -> BiaffineParser:
-    """Instantiate the model described by a saved config (random weights until a state dict is loaded)."""
+def build_model(config: dict[str, Any], assets: Path | None = None, linker_assets: Path | None = None) -> Parser:
+    """Instantiate the model described by a saved config (random weights until a state dict is loaded).
+
+    ``assets``/``linker_assets``: saved tokenizer and architecture folders of the encoder and of a faithful span
+    linker; ``None`` builds them from their pretrained base packages."""
     from spandep.models.biaffine import BiaffineParser
+    from spandep.models.span_parser import SpanParser
 
     encoder = build_encoder(config["encoder"], assets)
     m = dict(config["model"])
     kind = m.pop("model_type")
     if kind == "biaffine":
         return BiaffineParser(encoder, **m)
-    raise ModelError(f"unknown model type {kind!r} in config (this spandep {__version__} knows 'biaffine')")
+    if kind == "span":
+        return SpanParser(encoder, linker_assets=str(linker_assets) if linker_assets else None, **m)
+    raise ModelError(f"unknown model type {kind!r} in config (this spandep {__version__} knows 'biaffine' and 'span')")
 
 
-def frozen_base_keys(model: BiaffineParser) -> list[str]:
+def frozen_base_keys(model: Parser) -> list[str]:
     """State-dict keys of frozen pretrained weights: identical to the encoder's base package, so they need not ship."""
     return [name for name, p in model.named_parameters() if not p.requires_grad and ".transformer." in f".{name}"]
 
 
 def save_model(
-    model: BiaffineParser, directory: Path, training: dict[str, Any] | None = None, compact: bool = False
+    model: Parser, directory: Path, training: dict[str, Any] | None = None, compact: bool = False
 ) -> None:
     """Write the model folder atomically: built in a temporary sibling, then swapped into place.
 
@@ -83,6 +93,9 @@ def save_model(
         save_assets = getattr(model.encoder, "save_assets", None)
         if save_assets is not None and not compact:  # a compact model takes its tokenizer from the base package
             save_assets(tmp / ENCODER_ASSETS)
+        linker_assets = getattr(getattr(model, "linker", None), "save_assets", None)
+        if linker_assets is not None and not compact:
+            linker_assets(tmp / LINKER_ASSETS)
         (tmp / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         old = directory.with_name(directory.name + ".old")
         if directory.exists():
@@ -95,7 +108,7 @@ def save_model(
         raise
 
 
-def load_model(directory: str | Path) -> BiaffineParser:
+def load_model(directory: str | Path) -> Parser:
     """Load a saved model folder for inference (eval mode)."""
     directory = Path(directory)
     cfg_path = directory / "config.json"
@@ -114,7 +127,12 @@ def load_model(directory: str | Path) -> BiaffineParser:
     compact = config.get("compact")
     try:
         # a compact model takes its frozen weights from the base encoder package, so it is built from it
-        model = build_model(config, None if compact or not assets.is_dir() else assets)
+        linker_assets = directory / LINKER_ASSETS
+        model = build_model(
+            config,
+            None if compact or not assets.is_dir() else assets,
+            None if compact or not linker_assets.is_dir() else linker_assets,
+        )
     except (OSError, ImportError) as exc:
         raise ModelError(f"{directory}: cannot build the encoder {config['encoder'].get('model')!r} ({exc})") from exc
     try:

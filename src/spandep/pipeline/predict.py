@@ -20,8 +20,54 @@ from spandep.encoders.base import batch_cost, sentence_features
 
 if TYPE_CHECKING:
     from spandep.models.biaffine import BiaffineParser
+    from spandep.models.span_parser import SpanParser
+    from spandep.pipeline.span_inference import InferenceStats
 
 DECODERS = {"mst": mst, "eisner": eisner}
+PROJECTIVE = ("projective", "eisner", "dp")  # user-facing names of the projective decoder of either model type
+
+
+def resolve_decoder(model: BiaffineParser | SpanParser, name: str | None) -> str:
+    """The model type's own name of the decoder asked for: ``mst`` (non-projective) or projective (``eisner`` for
+    Biaffine, ``dp`` for span models; ``projective``/``eisner``/``dp`` all mean it); ``None``: the model's default."""
+    if name is None:
+        if model.model_type == "span":
+            return str(model.inference["decoder"])
+        return str(getattr(model, "config", {}).get("training", {}).get("config", {}).get("training", {}).get("decoder", "mst"))
+    if name == "mst":
+        return "mst"
+    if name in PROJECTIVE:
+        return "dp" if model.model_type == "span" else "eisner"
+    raise ValueError(f"unknown decoder {name!r}; use mst (non-projective) or projective")
+
+
+def predict_sentences(
+    model: BiaffineParser | SpanParser,
+    sentences: list[Sentence],
+    batch_tokens: int = 4000,
+    decoder: str | None = None,
+    span_options: dict[str, Any] | None = None,
+    stats: InferenceStats | None = None,
+) -> list[tuple[list[int], list[str]]]:
+    """Heads and labels of each sentence, in order, for either model type.
+
+    ``span_options`` override a span model's saved inference settings (``k``, ``lam``, ``retrieval``); ``stats``
+    (span models) accumulates the run's counters, including sentences that took the too-long fallback.
+    """
+    chosen = resolve_decoder(model, decoder)
+    if model.model_type == "span":
+        from spandep.pipeline.span_inference import parse_spans
+
+        opts = {**model.inference, **(span_options or {})}
+        results, run = parse_spans(
+            model, sentences, k=int(opts["k"]), lam=float(opts["lam"]), decoder=chosen,  # type: ignore[arg-type]
+            retrieval=bool(opts["retrieval"]), batch_tokens=batch_tokens,
+        )
+        if stats is not None:
+            stats.add(run)
+        return results
+    feats = [sentence_features(model.encoder, s.forms, s.upos) for s in sentences]
+    return predict_arcs(model, feats, batch_tokens, chosen)  # type: ignore[arg-type]
 
 
 def predict_arcs(
@@ -59,15 +105,17 @@ def with_tree(sentence: Sentence, heads: list[int], labels: list[str]) -> Senten
 
 
 def parse_stream(
-    model: BiaffineParser,
+    model: BiaffineParser | SpanParser,
     sentences: Iterable[Sentence],
     batch_tokens: int = 4000,
-    decoder: str = "mst",
+    decoder: str | None = None,
     chunk_size: int = 2000,
+    span_options: dict[str, Any] | None = None,
+    stats: InferenceStats | None = None,
 ) -> Iterator[Sentence]:
     """Parse an iterable lazily, ``chunk_size`` sentences at a time, keeping input order and bounded memory."""
     it = iter(sentences)
     while chunk := list(islice(it, chunk_size)):
-        feats = [sentence_features(model.encoder, s.forms, s.upos) for s in chunk]
-        for s, (heads, labels) in zip(chunk, predict_arcs(model, feats, batch_tokens, decoder)):
+        results = predict_sentences(model, chunk, batch_tokens, decoder, span_options, stats)
+        for s, (heads, labels) in zip(chunk, results):
             yield with_tree(s, heads, labels)

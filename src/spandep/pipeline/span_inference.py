@@ -4,8 +4,9 @@ Pipeline per call of :func:`parse_spans`:
 
 1. word vectors from the encoder (token-budget batches) → span proposal log-probs → exact top-k spans per word;
 2. per sentence, the candidates are the ROOT span plus the union of every word's top-k spans (deduplicated,
-   :func:`candidate_queries`); one MRC query per candidate (ROOT's too: it is needed for the child side), spliced
-   from word pieces cached once per sentence; queries of all sentences are batched together by token budget
+   :func:`candidate_queries`); one MRC query per candidate (ROOT's too: it is needed for the child side), built from
+   a per-sentence state prepared once (``LinkScorer.prepare``: cached word pieces for the faithful linker, the
+   encoder's word vectors for the late-interaction one); queries of all sentences are batched together by token budget
    (length-bucketed) under ``torch.inference_mode()``;
 3. retrieval: the argmax parent span of every proposed query (:func:`retrieve_parents`) becomes an extra candidate
    of that parent word when new; new candidates get a proposal span score and their own queries (one extra round);
@@ -23,27 +24,28 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, fields
+from typing import Any, Literal
 
 import numpy as np
 import torch
 
 from spandep.data.batching import token_batches
-from spandep.data.queries import SentencePieces
 from spandep.data.sentence import Sentence
-from spandep.decoding.spans import SpanCandidates, SpanDecodeResult, span_dp, span_mst
-from spandep.encoders.base import batch_cost, sentence_features
-from spandep.encoders.transformer import TransformerEncoder
-from spandep.models.span_linking import LinkerOutput, SpanLinker
+from spandep.decoding.spans import SpanCandidates, span_dp, span_mst
+from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
+from spandep.models.span_linking import LinkerOutput, LinkScorer
 from spandep.models.span_proposal import SpanProposal, topk_spans
 
 __all__ = [
     "InferenceStats",
     "SpanParserParts",
+    "ScoredSentence",
     "candidate_queries",
+    "decode_scored",
     "parse_spans",
     "retrieve_parents",
+    "score_spans",
     "structural_link",
 ]
 
@@ -53,11 +55,14 @@ WordSpans = Sequence[Sequence[tuple[int, int, float]]]  # per word 1..n: (start,
 
 @dataclass
 class SpanParserParts:
-    """The three trained modules of the span-span parser and its label set (index = the linker's label id)."""
+    """The three trained modules of the span-span parser and its label set (index = the linker's label id).
 
-    encoder: TransformerEncoder
+    ``spandep.models.span_parser.SpanParser`` has the same four attributes and is passed to :func:`parse_spans` as is.
+    """
+
+    encoder: WordEncoder
     proposal: SpanProposal
-    linker: SpanLinker
+    linker: LinkScorer
     labels: list[str]
 
 
@@ -77,6 +82,11 @@ class InferenceStats:
     dp_fallbacks: int = 0
     too_long: int = 0
     seconds: float = 0.0
+
+    def add(self, other: InferenceStats) -> None:
+        """Accumulate another run's counters into this one."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -110,7 +120,7 @@ def structural_link(cands: SpanCandidates, allow_root_in_span: bool = False) -> 
     return np.where(ok, 0.0, NEG_INF)  # (S, S)
 
 
-def retrieve_parents(linker: SpanLinker, out: LinkerOutput, n_words: torch.Tensor) -> list[tuple[int, int, int] | None]:
+def retrieve_parents(linker: LinkScorer, out: LinkerOutput, n_words: torch.Tensor) -> list[tuple[int, int, int] | None]:
     """The argmax parent span ``(root, start, end)`` of every query of a batch (DESIGN.md §3, "Retrieval").
 
     Maximises ``score_parent = log p_root(r) + log p_start(s') + log p_end(e')`` jointly over valid spans
@@ -142,7 +152,7 @@ class _Sent:
     """Per-sentence working state."""
 
     n: int
-    pieces: SentencePieces | None = None
+    state: Any = None  # the linker's per-sentence query state (LinkScorer.prepare)
     fits: bool = False
     start_lp: np.ndarray | None = None  # (1 + n, 1 + n) proposal log P_start [word, boundary]
     end_lp: np.ndarray | None = None  # (1 + n, 1 + n)
@@ -156,7 +166,8 @@ def _device(module: torch.nn.Module) -> torch.device:
 
 
 def _propose(parts: SpanParserParts, sents: list[_Sent], sentences: Sequence[Sentence], k: int, batch_tokens: int) -> None:
-    """Encoder + span proposal: top-k spans and the log-prob tables of every non-empty sentence."""
+    """Encoder + span proposal: top-k spans and the log-prob tables of every non-empty sentence; the linker's
+    per-sentence state too when it reads the encoder's word vectors."""
     enc = parts.encoder
     todo = [i for i, st in enumerate(sents) if st.n > 0]
     feats = {i: sentence_features(enc, sentences[i].forms, sentences[i].upos) for i in todo}
@@ -175,10 +186,12 @@ def _propose(parts: SpanParserParts, sents: list[_Sent], sentences: Sequence[Sen
             sents[i].start_lp = start_np[row, :m, :m]
             sents[i].end_lp = end_np[row, :m, :m]
             sents[i].word_spans = spans[row]
+            if parts.linker.needs_word_vectors:
+                sents[i].state = parts.linker.prepare(sentences[i].forms, sentences[i].upos, x[row, :m])
 
 
 def _run_queries(
-    linker: SpanLinker,
+    linker: LinkScorer,
     sents: list[_Sent],
     jobs: list[tuple[int, int]],
     batch_tokens: int,
@@ -186,19 +199,17 @@ def _run_queries(
 ) -> dict[tuple[int, int], tuple[int, int, int]]:
     """Run the queries ``jobs`` = (sentence, candidate index), storing each query's output slices in its sentence;
     returns the retrieved parent span of each job when ``retrieve`` (jobs whose argmax parent is ROOT are absent)."""
-    builder = linker.queries
     device = _device(linker)
     found: dict[tuple[int, int], tuple[int, int, int]] = {}
-    lengths = [builder.query_length(sents[i].pieces) for i, _ in jobs]  # type: ignore[arg-type]
+    lengths = [linker.query_length(sents[i].state) for i, _ in jobs]
     for batch_ids in token_batches(lengths, batch_tokens):
         todo = [jobs[j] for j in batch_ids]
-        queries = []
+        items = []
         for i, c in todo:
-            st = sents[i]
-            cands = st.cands
-            assert cands is not None and st.pieces is not None
-            queries.append(builder.build(st.pieces, int(cands.root[c]), int(cands.start[c]), int(cands.end[c])))
-        batch = {key: v.to(device) for key, v in builder.collate(queries).items()}
+            cands = sents[i].cands
+            assert cands is not None
+            items.append((sents[i].state, int(cands.root[c]), int(cands.start[c]), int(cands.end[c])))
+        batch = {key: v.to(device) for key, v in linker.make_batch(items).items()}
         out = linker(batch)
         width = out.parent.size(-1)
         roots = torch.arange(width, device=device)  # (1 + n,) every context position as a parent root
@@ -240,30 +251,36 @@ def _fallback_labels(labels: Sequence[str]) -> tuple[str, str]:
     return root, other
 
 
-# ----------------------------------------------------------------------------------------- entry point
-def parse_spans(
+# ----------------------------------------------------------------------------------------- entry points
+@dataclass
+class ScoredSentence:
+    """One sentence after the models ran, before decoding: decoding settings (λ, decoder) can be swept on it.
+
+    ``cands`` the final candidate spans (``None`` for an empty sentence); ``proposed`` how many of them (ROOT's
+    included) came from the proposal, the rest were added by retrieval; ``link (S, S)`` the link scores ``[parent,
+    child]`` and ``labels (S, 1 + n)`` the best label id of each candidate's query at each parent root, both ``None``
+    when the sentence took the too-long fallback.
+    """
+
+    n: int
+    cands: SpanCandidates | None = None
+    proposed: int = 0
+    link: np.ndarray | None = None
+    labels: np.ndarray | None = None
+
+
+def score_spans(
     parts: SpanParserParts,
     sentences: list[Sentence],
     k: int = 2,
-    lam: float = 1.0,
-    decoder: Literal["dp", "mst"] = "dp",
     retrieval: bool = True,
     batch_tokens: int = 4000,
     mutual: bool = True,
-) -> tuple[list[tuple[list[int], list[str]]], InferenceStats]:
-    """Heads and labels of every sentence (input order), and the counters of the run.
-
-    ``k`` spans proposed per word; ``lam`` weighs the link scores against the span scores; ``decoder`` ``"dp"``
-    (projective, Algorithm 1) or ``"mst"`` (non-projective); ``retrieval`` adds each query's argmax parent span;
-    ``batch_tokens`` is the padded-token budget of encoder and query batches; ``mutual`` adds the child-side score.
-    Empty sentences get ``([], [])``; every other sentence gets a valid tree.
-    """
-    if decoder not in ("dp", "mst"):
-        raise ValueError(f"decoder must be 'dp' or 'mst', not {decoder!r}")
+) -> tuple[list[ScoredSentence], InferenceStats]:
+    """Steps 1–4 of the module docstring up to the link matrices (see :func:`parse_spans` for the options)."""
     linker = parts.linker
     if len(parts.labels) != len(linker.labels):
         raise ValueError(f"{len(parts.labels)} labels given, the linker has {len(linker.labels)}")
-    decode = span_dp if decoder == "dp" else span_mst
     t0 = time.perf_counter()
     stats = InferenceStats(sentences=len(sentences))
     sents = [_Sent(n=len(s)) for s in sentences]
@@ -271,8 +288,7 @@ def parse_spans(
     was_training = [m.training for m in modules]
     for m in modules:
         m.eval()
-    builder = linker.queries
-    use_upos = linker.upos_vocab is not None
+    scored = [ScoredSentence(n=st.n) for st in sents]
     try:
         with torch.inference_mode():
             _propose(parts, sents, sentences, k, batch_tokens)
@@ -282,8 +298,10 @@ def parse_spans(
                     continue
                 assert st.word_spans is not None
                 st.cands = candidate_queries(st.word_spans, st.n)
-                st.pieces = builder.sentence_pieces(sentences[i].forms, sentences[i].upos if use_upos else None)
-                st.fits = builder.fits(st.pieces)
+                scored[i].proposed = st.cands.size
+                if not linker.needs_word_vectors:
+                    st.state = linker.prepare(sentences[i].forms, sentences[i].upos, None)
+                st.fits = linker.fits(st.state)
                 if not st.fits:
                     stats.too_long += 1
                     continue
@@ -308,35 +326,85 @@ def parse_spans(
                         for r, s, e in spans
                     ]
                     st.cands = SpanCandidates.from_lists(st.n, _existing(st) + new)  # order kept, duplicates merged
-                    added = st.cands.size - old
-                    stats.retrieved_spans += added
+                    stats.retrieved_spans += st.cands.size - old
                     extra_jobs.extend((i, c) for c in range(old, st.cands.size))
                 if extra_jobs:
                     _run_queries(linker, sents, extra_jobs, batch_tokens, retrieve=False)
                     stats.queries += len(extra_jobs)
 
-            results: list[tuple[list[int], list[str]]] = []
-            root_label, other_label = _fallback_labels(parts.labels)
-            for st in sents:
-                if st.n == 0:
-                    results.append(([], []))
+            for st, out_row in zip(sents, scored):
+                out_row.cands = st.cands
+                if st.n == 0 or not st.fits:
                     continue
-                assert st.cands is not None
-                if not st.fits:
-                    res = decode(st.cands, structural_link(st.cands, linker.allow_root_in_span), 1.0)
-                    heads = res.heads[1:].tolist()
-                    results.append((heads, [root_label if h == 0 else other_label for h in heads]))
-                    continue
+                assert st.cands is not None and st.rows is not None
                 out = _sentence_output(st)
                 root_t, start_t, end_t = (torch.from_numpy(a) for a in (st.cands.root, st.cands.start, st.cands.end))
                 link = linker.link_matrix(out, root_t, start_t, end_t, mutual=mutual)  # (S, S) [parent, child]
-                res = decode(st.cands, link.cpu().numpy().astype(np.float64), lam)
-                if decoder == "dp" and res.fallback:
-                    stats.dp_fallbacks += 1
-                results.append((res.heads[1:].tolist(), _labels(st, res, parts.labels)))
+                out_row.link = link.cpu().numpy().astype(np.float64)  # (S, S)
+                out_row.labels = torch.stack([st.rows[c]["labels"] for c in range(st.cands.size)]).numpy()  # (S, 1 + n)
     finally:
         for m, flag in zip(modules, was_training):
             m.train(flag)
+    stats.seconds = time.perf_counter() - t0
+    return scored, stats
+
+
+def decode_scored(
+    scored: Sequence[ScoredSentence],
+    labels: Sequence[str],
+    lam: float = 1.0,
+    decoder: Literal["dp", "mst"] = "dp",
+    allow_root_in_span: bool = False,
+) -> tuple[list[tuple[list[int], list[str]]], int]:
+    """Step 5: a tree per scored sentence, and how many ``span_dp`` calls fell back to ``span_mst``.
+
+    Sentences without link scores (too long for the linker) are decoded with :func:`structural_link` and get the
+    fallback labels (``root`` / ``dep``)."""
+    if decoder not in ("dp", "mst"):
+        raise ValueError(f"decoder must be 'dp' or 'mst', not {decoder!r}")
+    decode = span_dp if decoder == "dp" else span_mst
+    root_label, other_label = _fallback_labels(labels)
+    results: list[tuple[list[int], list[str]]] = []
+    fallbacks = 0
+    for sc in scored:
+        if sc.n == 0:
+            results.append(([], []))
+            continue
+        assert sc.cands is not None
+        if sc.link is None or sc.labels is None:
+            res = decode(sc.cands, structural_link(sc.cands, allow_root_in_span), 1.0)
+            heads = res.heads[1:].tolist()
+            results.append((heads, [root_label if h == 0 else other_label for h in heads]))
+            continue
+        res = decode(sc.cands, sc.link, lam)
+        fallbacks += int(decoder == "dp" and res.fallback)
+        chosen = sc.labels[res.chosen[1:], res.heads[1:]]  # (n,) label of each word's chosen query at its head
+        results.append((res.heads[1:].tolist(), [labels[int(j)] for j in chosen]))
+    return results, fallbacks
+
+
+def parse_spans(
+    parts: SpanParserParts,
+    sentences: list[Sentence],
+    k: int = 2,
+    lam: float = 1.0,
+    decoder: Literal["dp", "mst"] = "dp",
+    retrieval: bool = True,
+    batch_tokens: int = 4000,
+    mutual: bool = True,
+) -> tuple[list[tuple[list[int], list[str]]], InferenceStats]:
+    """Heads and labels of every sentence (input order), and the counters of the run.
+
+    ``k`` spans proposed per word; ``lam`` weighs the link scores against the span scores; ``decoder`` ``"dp"``
+    (projective, Algorithm 1) or ``"mst"`` (non-projective); ``retrieval`` adds each query's argmax parent span;
+    ``batch_tokens`` is the padded-token budget of encoder and query batches; ``mutual`` adds the child-side score.
+    Empty sentences get ``([], [])``; every other sentence gets a valid tree.
+    """
+    if decoder not in ("dp", "mst"):
+        raise ValueError(f"decoder must be 'dp' or 'mst', not {decoder!r}")
+    t0 = time.perf_counter()
+    scored, stats = score_spans(parts, sentences, k, retrieval, batch_tokens, mutual)
+    results, stats.dp_fallbacks = decode_scored(scored, parts.labels, lam, decoder, parts.linker.allow_root_in_span)
     stats.seconds = time.perf_counter() - t0
     return results, stats
 
@@ -346,9 +414,3 @@ def _existing(st: _Sent) -> list[tuple[int, int, int, float]]:
     c = st.cands
     assert c is not None
     return [(int(c.root[j]), int(c.start[j]), int(c.end[j]), float(c.score[j])) for j in range(1, c.size)]
-
-
-def _labels(st: _Sent, res: SpanDecodeResult, labels: Sequence[str]) -> list[str]:
-    """Label of each word d: the argmax label of its chosen candidate's query read at its head's root position."""
-    assert st.rows is not None
-    return [labels[int(st.rows[int(res.chosen[d])]["labels"][int(res.heads[d])])] for d in range(1, st.n + 1)]

@@ -32,7 +32,22 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "pretrained": True,
         "freeze_embeddings": True,
     },
-    "model": {"type": "biaffine", "arc_mlp": 500, "rel_mlp": 100, "mlp_dropout": 0.33},
+    "model": {
+        "type": "biaffine",
+        "arc_mlp": 500,
+        "rel_mlp": 100,
+        "mlp_dropout": 0.33,
+        "span_mlp": 500,
+        "span_dropout": 0.33,
+        "query_rate": 1.0,
+        "max_queries": 0,
+        "noisy_rate": 0.0,
+        "linker": {"format": "late"},
+        "k": 2,
+        "lam": 1.0,
+        "span_decoder": "dp",
+        "retrieval": True,
+    },
     "training": {
         "output": None,
         "epochs": 10,
@@ -50,6 +65,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "checkpoint_every": 200,
         "eval_batch_tokens": 4000,
     },
+}
+
+MODEL_KEYS = {
+    "biaffine": {"type", "arc_mlp", "rel_mlp", "mlp_dropout"},
+    "span": {"type", "span_mlp", "span_dropout", "query_rate", "max_queries", "noisy_rate", "linker", "k", "lam", "span_decoder", "retrieval"},
 }
 
 ENCODER_KEYS = {
@@ -70,8 +90,9 @@ def load_config(path: str | Path, overrides: dict[str, dict[str, Any]] | None = 
     for section, values in (overrides or {}).items():
         raw.setdefault(section, {}).update({k: v for k, v in values.items() if v is not None})
     cfg: dict[str, dict[str, Any]] = {}
+    raw_sections: dict[str, dict[str, Any]] = {}
     for section, defaults in DEFAULTS.items():
-        given = raw.pop(section, {})
+        given = raw_sections[section] = raw.pop(section, {})
         unknown = set(given) - set(defaults)
         if unknown:
             raise InputFormatError(str(path), 0, f"unknown key(s) in [{section}]: {', '.join(sorted(unknown))}; known: {', '.join(defaults)}")
@@ -82,8 +103,15 @@ def load_config(path: str | Path, overrides: dict[str, dict[str, Any]] | None = 
         if not cfg[section][key]:
             raise InputFormatError(str(path), 0, f"[{section}] {key} is required")
         cfg[section][key] = str(Path(cfg[section][key]).expanduser().resolve())
-    if cfg["encoder"]["type"] not in ENCODER_KEYS:
-        raise InputFormatError(str(path), 0, f"[encoder] type must be one of {sorted(ENCODER_KEYS)}")
+    for section, kinds in (("encoder", ENCODER_KEYS), ("model", MODEL_KEYS)):
+        kind = cfg[section]["type"]
+        if kind not in kinds:
+            raise InputFormatError(str(path), 0, f"[{section}] type must be one of {sorted(kinds)}, not {kind!r}")
+        stray = set(raw_sections[section]) - kinds[kind]
+        if stray:
+            raise InputFormatError(str(path), 0, f"[{section}] key(s) {', '.join(sorted(stray))} do not apply to type {kind!r}")
+    if cfg["model"]["span_decoder"] not in ("dp", "mst"):
+        raise InputFormatError(str(path), 0, "[model] span_decoder must be 'dp' or 'mst'")
     if cfg["training"]["decoder"] not in ("mst", "eisner"):
         raise InputFormatError(str(path), 0, "[training] decoder must be 'mst' or 'eisner'")
     return cfg

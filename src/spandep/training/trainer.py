@@ -29,8 +29,9 @@ from spandep.data.vocab import build_vocab
 from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
 from spandep.evaluation.metrics import evaluate
 from spandep.models.biaffine import BiaffineParser
+from spandep.models.span_parser import SpanParser
 from spandep.pipeline.model_io import save_model
-from spandep.pipeline.predict import predict_arcs, with_tree
+from spandep.pipeline.predict import predict_sentences, with_tree
 from spandep.training.checkpoint import load_checkpoint, save_checkpoint
 
 log = logging.getLogger("spandep.train")
@@ -70,11 +71,24 @@ def build_encoder_from(cfg: dict[str, Any], train: list[Sentence]) -> WordEncode
     )
 
 
-def build_optimizer(model: BiaffineParser, cfg: dict[str, Any]) -> torch.optim.AdamW:
-    """Two parameter groups: the pretrained transformer at ``encoder_lr``, everything else at ``lr``."""
+def build_parser(cfg: dict[str, Any], train: list[Sentence], labels: list[str]) -> BiaffineParser | SpanParser:
+    """A fresh parser of the configured type over a fresh encoder."""
+    m = cfg["model"]
+    encoder = build_encoder_from(cfg, train)
+    if m["type"] == "span":
+        inference = {"k": m["k"], "lam": m["lam"], "decoder": m["span_decoder"], "retrieval": m["retrieval"]}
+        return SpanParser(
+            encoder, labels, linker=m["linker"], span_mlp=m["span_mlp"], span_dropout=m["span_dropout"],
+            query_rate=m["query_rate"], max_queries=m["max_queries"], noisy_rate=m["noisy_rate"], inference=inference,
+        )
+    return BiaffineParser(encoder, labels, arc_mlp=m["arc_mlp"], rel_mlp=m["rel_mlp"], mlp_dropout=m["mlp_dropout"])
+
+
+def build_optimizer(model: BiaffineParser | SpanParser, cfg: dict[str, Any]) -> torch.optim.AdamW:
+    """Two parameter groups: pretrained transformers (the encoder's, a faithful linker's) at ``encoder_lr``,
+    everything else at ``lr``."""
     tr = cfg["training"]
-    pretrained = getattr(model.encoder, "transformer", None)
-    pre_ids = {id(p) for p in pretrained.parameters()} if pretrained is not None else set()
+    pre_ids = {id(p) for name, p in model.named_parameters() if ".transformer." in f".{name}"}
     groups = [
         {"params": [p for p in model.parameters() if id(p) in pre_ids and p.requires_grad], "lr": tr["encoder_lr"], "base_lr": tr["encoder_lr"]},
         {"params": [p for p in model.parameters() if id(p) not in pre_ids and p.requires_grad], "lr": tr["lr"], "base_lr": tr["lr"]},
@@ -106,12 +120,10 @@ class Trainer:
         self.dev = read_treebank(data["dev"], data["format"])
         labels = build_vocab(r for s in self.train for r in s.deprels)
         self.label_index = {r: i for i, r in enumerate(labels)}
-        m = cfg["model"]
-        self.model = BiaffineParser(
-            build_encoder_from(cfg, self.train), labels, arc_mlp=m["arc_mlp"], rel_mlp=m["rel_mlp"], mlp_dropout=m["mlp_dropout"]
-        )
+        self.model = build_parser(cfg, self.train, labels)
+        linker = getattr(self.model, "linker", None)
+        self.query_states = linker is not None and not linker.needs_word_vectors  # a faithful linker's pieces
         self.train_feats = [self._features(s) for s in tqdm(self.train, desc="featurise train", leave=False)]
-        self.dev_feats = [sentence_features(self.model.encoder, s.forms, s.upos) for s in self.dev]
         self.lengths = [batch_cost(f) for f in self.train_feats]
         self.batches_per_epoch = len(token_batches(self.lengths, tr["batch_tokens"]))
         self.total_steps = self.batches_per_epoch * tr["epochs"]
@@ -121,9 +133,11 @@ class Trainer:
         f = sentence_features(self.model.encoder, s.forms, s.upos)
         f["heads"] = np.asarray([0] + [int(h or 0) for h in s.heads], dtype=np.int64)  # trees checked on reading
         f["rels"] = np.asarray([0] + [self.label_index[r] for r in s.deprels], dtype=np.int64)
+        if self.query_states:
+            f["query_state"] = self.model.linker.prepare(s.forms, s.upos, None)  # type: ignore[union-attr]
         return f
 
-    def _batch(self, idx: list[int]) -> dict[str, torch.Tensor]:
+    def _batch(self, idx: list[int]) -> dict[str, Any]:
         feats = [self.train_feats[i] for i in idx]
         batch = self.model.encoder.collate(feats)
         width = batch["word_mask"].size(1)
@@ -132,10 +146,13 @@ class Trainer:
             for b, f in enumerate(feats):
                 t[b, : len(f[key])] = torch.from_numpy(f[key])
             batch[key] = t
+        if self.query_states:
+            batch["query_states"] = [f["query_state"] for f in feats]
         return batch
 
     def evaluate_dev(self) -> dict[str, float]:
-        arcs = predict_arcs(self.model, self.dev_feats, self.cfg["training"]["eval_batch_tokens"], self.cfg["training"]["decoder"])
+        decoder = None if self.model.model_type == "span" else self.cfg["training"]["decoder"]
+        arcs = predict_sentences(self.model, self.dev, self.cfg["training"]["eval_batch_tokens"], decoder)
         pred = [with_tree(s, h, r) for s, (h, r) in zip(self.dev, arcs)]
         r = evaluate(self.dev, pred)
         return {"UAS": r.uas or 0.0, "LAS": r.las or 0.0, "UAS_nopunct": r.uas_no_punct or 0.0, "LAS_nopunct": r.las_no_punct or 0.0}
@@ -190,7 +207,7 @@ class Trainer:
             save_checkpoint(ckpt_dir, self.model, self.optimizer, state)
         return state
 
-    def _step(self, batch: dict[str, torch.Tensor], step: int) -> float:
+    def _step(self, batch: dict[str, Any], step: int) -> float:
         tr = self.cfg["training"]
         factor = lr_factor(step, self.total_steps, tr["warmup"])
         for group in self.optimizer.param_groups:

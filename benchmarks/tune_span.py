@@ -1,0 +1,110 @@
+"""Choose a span model's inference settings on dev: k, retrieval, λ and decoder (paper Tables 2 and 3).
+
+For each k the models run once (with retrieval); decoding without retrieval uses the proposal's candidates only
+(the first ``proposed`` of each sentence), so one pass gives both. Reports span recall of the gold (hull) spans with
+and without retrieval, and UAS/LAS (punctuation excluded and all words) for every (k, retrieval, decoder, λ).
+The best setting by the mean of UAS and LAS without punctuation is printed and, with ``--write-model``, stored as
+the model's default (``config.json`` → ``model.inference``). Test data is never read here.
+
+    python -m benchmarks.tune_span --model runs/ewt-span-minilm/model \\
+        --dev ../shared/data/en_ewt/en_ewt-ud-dev.conllu --out benchmarks/results/en_ewt_dev__span_sweep.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from spandep.data.conllu import read_conllu
+from spandep.data.trees import hull_spans
+from spandep.decoding.spans import SpanCandidates
+from spandep.evaluation.metrics import evaluate
+from spandep.pipeline.model_io import load_model
+from spandep.pipeline.predict import with_tree
+from spandep.pipeline.span_inference import ScoredSentence, decode_scored, score_spans
+
+
+def proposals_only(sc: ScoredSentence) -> ScoredSentence:
+    """The sentence restricted to the proposal's candidates (what decoding sees without retrieval)."""
+    if sc.cands is None or sc.link is None or sc.proposed == sc.cands.size:
+        return sc
+    m, c = sc.proposed, sc.cands
+    cands = SpanCandidates(c.n, c.root[:m], c.start[:m], c.end[:m], c.score[:m])
+    return ScoredSentence(sc.n, cands, m, sc.link[:m, :m], None if sc.labels is None else sc.labels[:m])
+
+
+def recall(scored: list[ScoredSentence], gold: list[list[tuple[int, int, int]]], retrieval: bool) -> float:
+    """Share of words whose gold (root, start, end) span is among the candidates."""
+    hits = total = 0
+    for sc, spans in zip(scored, gold):
+        if sc.cands is None:
+            continue
+        m = sc.cands.size if retrieval else sc.proposed
+        have = set(zip(sc.cands.root[:m].tolist(), sc.cands.start[:m].tolist(), sc.cands.end[:m].tolist()))
+        hits += sum(span in have for span in spans)
+        total += len(spans)
+    return 100.0 * hits / max(total, 1)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--dev", required=True)
+    ap.add_argument("--ks", type=int, nargs="+", default=[1, 2, 5, 10])
+    ap.add_argument("--lams", type=float, nargs="+", default=[0.25, 0.5, 1.0, 2.0, 4.0])
+    ap.add_argument("--batch-tokens", type=int, default=4000)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", help="JSON file for all results")
+    ap.add_argument("--write-model", action="store_true", help="store the best setting as the model's default")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    model = load_model(args.model)
+    if model.model_type != "span":
+        raise SystemExit(f"{args.model} is a {model.model_type} model; this sweep is for span models")
+    dev = list(read_conllu(args.dev))
+    gold = [[(w, *span) for w, span in enumerate(hull_spans([int(h or 0) for h in s.heads]), start=1)] for s in dev]
+    rows, recalls = [], []
+    for k in args.ks:
+        t0 = time.perf_counter()
+        scored, stats = score_spans(model, dev, k=k, retrieval=True, batch_tokens=args.batch_tokens)
+        seconds = time.perf_counter() - t0
+        recalls.append({"k": k, "recall": recall(scored, gold, False), "recall_retrieval": recall(scored, gold, True),
+                        "queries": stats.queries, "retrieved_spans": stats.retrieved_spans, "score_seconds": round(seconds, 1)})
+        print(json.dumps(recalls[-1]), flush=True)
+        for retrieval in (False, True):
+            view = scored if retrieval else [proposals_only(sc) for sc in scored]
+            for decoder in ("dp", "mst"):
+                for lam in args.lams:
+                    results, fallbacks = decode_scored(view, model.labels, lam, decoder, model.linker.allow_root_in_span)  # type: ignore[arg-type]
+                    report = evaluate(dev, [with_tree(s, h, r) for s, (h, r) in zip(dev, results)])
+                    rows.append({
+                        "k": k, "retrieval": retrieval, "decoder": decoder, "lam": lam, "dp_fallbacks": fallbacks,
+                        "UAS": report.uas, "LAS": report.las, "UAS_nopunct": report.uas_no_punct, "LAS_nopunct": report.las_no_punct,
+                    })
+                    print(json.dumps(rows[-1]), flush=True)
+    best = max(rows, key=lambda r: (r["UAS_nopunct"] or 0) + (r["LAS_nopunct"] or 0))
+    print("best on dev:", json.dumps(best))
+    if args.out:
+        Path(args.out).write_text(json.dumps({
+            "model": args.model, "dev": args.dev, "recall": recalls, "sweep": rows, "best": best,
+            "selection": "mean of UAS and LAS, punctuation (UPOS PUNCT/SYM) excluded, on dev",
+            "command": "python -m benchmarks.tune_span " + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v not in (None, False) and not isinstance(v, list)),
+        }, indent=2) + "\n")
+    if args.write_model:
+        cfg_path = Path(args.model) / "config.json"
+        cfg = json.loads(cfg_path.read_text())
+        cfg["model"]["inference"] = {"k": best["k"], "lam": best["lam"], "decoder": best["decoder"], "retrieval": best["retrieval"]}
+        tmp = cfg_path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n")
+        tmp.replace(cfg_path)
+        print(f"wrote inference defaults to {cfg_path}")
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()
