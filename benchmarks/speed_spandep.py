@@ -18,7 +18,7 @@ import torch
 from spandep import __version__
 from spandep.data.conllu import read_conllu
 from spandep.pipeline.model_io import load_model
-from spandep.pipeline.predict import parse_stream
+from spandep.pipeline.predict import parse_stream, resolve_decoder
 
 DEFAULT_TEST = "../shared/data/en_ewt/en_ewt-ud-test.conllu"
 
@@ -29,7 +29,7 @@ def main() -> None:
     ap.add_argument("--test", default=DEFAULT_TEST)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch-tokens", type=int, default=4000)
-    ap.add_argument("--decoder", default="mst")
+    ap.add_argument("--decoder", default=None, help="mst or projective (default: the model's)")
     ap.add_argument("--runs", type=int, default=2)
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -54,7 +54,8 @@ def main() -> None:
         "words_per_s": round(words / seconds, 1),
         "threads": args.threads,
         "batch_tokens": args.batch_tokens,
-        "decoder": args.decoder,
+        "decoder": resolve_decoder(model, args.decoder),
+        **({"inference": model.inference} if model.model_type == "span" else {}),
         "torch": torch.__version__,
         "machine": f"{platform.machine()}, {torch.get_num_threads()} torch threads",
     }

@@ -4,7 +4,8 @@ For each k the models run once (with retrieval); decoding without retrieval uses
 (the first ``proposed`` of each sentence), so one pass gives both. Reports span recall of the gold (hull) spans with
 and without retrieval, and UAS/LAS (punctuation excluded and all words) for every (k, retrieval, decoder, λ).
 The best setting by the mean of UAS and LAS without punctuation is printed and, with ``--write-model``, stored as
-the model's default (``config.json`` → ``model.inference``). Test data is never read here.
+the model's default (``config.json`` → ``model.inference``); ``--ablate-mutual`` also scores that setting without
+the child-side (mutual) term, the inference half of the paper's "−mutual" ablation. Test data is never read here.
 
     python -m benchmarks.tune_span --model runs/ewt-span-minilm/model \\
         --dev ../shared/data/en_ewt/en_ewt-ud-dev.conllu --out benchmarks/results/en_ewt_dev__span_sweep.json
@@ -61,6 +62,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", help="JSON file for all results")
     ap.add_argument("--write-model", action="store_true", help="store the best setting as the model's default")
+    ap.add_argument("--ablate-mutual", action="store_true", help="also score the best setting without the mutual term")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     model = load_model(args.model)
@@ -89,9 +91,17 @@ def main() -> None:
                     print(json.dumps(rows[-1]), flush=True)
     best = max(rows, key=lambda r: (r["UAS_nopunct"] or 0) + (r["LAS_nopunct"] or 0))
     print("best on dev:", json.dumps(best))
+    ablation = None
+    if args.ablate_mutual:
+        scored, _ = score_spans(model, dev, k=best["k"], retrieval=best["retrieval"], batch_tokens=args.batch_tokens, mutual=False)
+        results, _ = decode_scored(scored, model.labels, best["lam"], best["decoder"], model.linker.allow_root_in_span)
+        report = evaluate(dev, [with_tree(s, h, r) for s, (h, r) in zip(dev, results)])
+        ablation = {**{k: best[k] for k in ("k", "retrieval", "decoder", "lam")}, "mutual": False, "UAS": report.uas,
+                    "LAS": report.las, "UAS_nopunct": report.uas_no_punct, "LAS_nopunct": report.las_no_punct}
+        print("without the mutual term:", json.dumps(ablation))
     if args.out:
         Path(args.out).write_text(json.dumps({
-            "model": args.model, "dev": args.dev, "recall": recalls, "sweep": rows, "best": best,
+            "model": args.model, "dev": args.dev, "recall": recalls, "sweep": rows, "best": best, "ablation_no_mutual": ablation,
             "selection": "mean of UAS and LAS, punctuation (UPOS PUNCT/SYM) excluded, on dev",
             "command": "python -m benchmarks.tune_span " + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v not in (None, False) and not isinstance(v, list)),
         }, indent=2) + "\n")

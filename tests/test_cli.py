@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
-from conftest import DEV, write_config
+from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, write_config
 from spandep.cli.main import app
 from spandep.data.conllu import read_conllu
 from spandep.data.trees import is_valid_tree
@@ -14,8 +15,12 @@ from spandep.data.trees import is_valid_tree
 runner = CliRunner()
 
 
-def test_train_parse_evaluate_export(tmp_path, tiny_transformer_dir):
-    cfg = write_config(tmp_path / "tiny.toml", tmp_path / "run", "transformer", tiny_transformer_dir, epochs=1)
+MODELS = pytest.mark.parametrize("model_table", [TINY_BIAFFINE, TINY_SPAN], ids=["biaffine", "span"])
+
+
+@MODELS
+def test_train_parse_evaluate_export(tmp_path, tiny_transformer_dir, model_table):
+    cfg = write_config(tmp_path / "tiny.toml", tmp_path / "run", "transformer", tiny_transformer_dir, model=model_table, epochs=1)
     result = runner.invoke(app, ["train", str(cfg)])
     assert result.exit_code == 0, result.output
     model = tmp_path / "run" / "model"
@@ -38,8 +43,12 @@ def test_train_parse_evaluate_export(tmp_path, tiny_transformer_dir):
     report = json.loads(result.output)
     assert report["sentences"] == len(gold)
 
-    result = runner.invoke(app, ["parse", str(DEV), "-o", str(tmp_path / "p2.conllu"), "--model", str(model), "--decoder", "eisner"])
-    assert result.exit_code == 0, result.output
+    for options in (["--decoder", "projective"], ["--decoder", "mst", "--k", "3", "--lam", "0.5"]):
+        result = runner.invoke(app, ["parse", str(DEV), "-o", str(tmp_path / "p2.conllu"), "--model", str(model), *options])
+        assert result.exit_code == 0, result.output
+        assert all(is_valid_tree(p.heads) for p in read_conllu(tmp_path / "p2.conllu"))
+    result = runner.invoke(app, ["parse", str(DEV), "--model", str(model), "--decoder", "greedy"])
+    assert result.exit_code == 2 and "unknown decoder" in result.output
 
     tokens = tmp_path / "tokens.txt"
     tokens.write_text("I saw her .\nShe ran\n")
@@ -48,8 +57,11 @@ def test_train_parse_evaluate_export(tmp_path, tiny_transformer_dir):
     assert result.output.count("\n\n") == 2
 
 
-def test_compact_export_takes_frozen_weights_from_the_base(tmp_path, tiny_transformer_dir):
-    cfg = write_config(tmp_path / "tiny.toml", tmp_path / "run", "transformer", tiny_transformer_dir, pretrained=True, epochs=1)
+@MODELS
+def test_compact_export_takes_frozen_weights_from_the_base(tmp_path, tiny_transformer_dir, model_table):
+    cfg = write_config(
+        tmp_path / "tiny.toml", tmp_path / "run", "transformer", tiny_transformer_dir, pretrained=True, model=model_table, epochs=1
+    )
     assert runner.invoke(app, ["train", str(cfg)]).exit_code == 0
     result = runner.invoke(app, ["export", str(tmp_path / "run" / "model"), str(tmp_path / "compact")])
     assert result.exit_code == 0, result.output
