@@ -1,7 +1,8 @@
 """Parse speed of a spandep model, with the protocol of ../shared/benchmarks/peers.md.
 
 EWT test from a CoNLL-U file to trees in memory, model load excluded, N threads, the second of two runs
-(the first warms up). Prints one JSON line (and writes it with ``--out``).
+(the first warms up). Prints one JSON line (and writes it with ``--out``). ``spandep benchmark-speed`` measures
+the same way and reports the spread over several runs.
 
     .venv/bin/python benchmarks/speed_spandep.py --model runs/ewt-biaffine-minilm/model --threads 2
 """
@@ -10,15 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
-import time
 
 import torch
 
 from spandep import __version__
 from spandep.data.conllu import read_conllu
 from spandep.pipeline.model_io import load_model
-from spandep.pipeline.predict import parse_stream, resolve_decoder
+from spandep.pipeline.speed import measure_speed
 
 DEFAULT_TEST = "../shared/data/en_ewt/en_ewt-ud-test.conllu"
 
@@ -30,34 +29,24 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch-tokens", type=int, default=4000)
     ap.add_argument("--decoder", default=None, help="mst or projective (default: the model's)")
-    ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=1, help="timed runs after one warm-up run")
     ap.add_argument("--out")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     model = load_model(args.model)
-    times = []
-    for _ in range(args.runs):
-        start = time.perf_counter()
-        parsed = list(parse_stream(model, read_conllu(args.test), batch_tokens=args.batch_tokens, decoder=args.decoder))
-        times.append(time.perf_counter() - start)
-    words = sum(len(s) for s in parsed)
-    seconds = times[-1]
+    measured = measure_speed(model, list(read_conllu(args.test)), args.runs, 1, args.batch_tokens, args.decoder)
+    seconds = measured["runs_seconds"][-1]
     result = {
         "system": f"spandep {__version__} {model.model_type}",
         "model": args.model,
         "test": args.test,
-        "sentences": len(parsed),
-        "words": words,
+        "sentences": measured["sentences"],
+        "words": measured["words"],
         "seconds": round(seconds, 2),
-        "all_runs_seconds": [round(t, 2) for t in times],
-        "sent_per_s": round(len(parsed) / seconds, 1),
-        "words_per_s": round(words / seconds, 1),
-        "threads": args.threads,
-        "batch_tokens": args.batch_tokens,
-        "decoder": resolve_decoder(model, args.decoder),
-        **({"inference": model.inference} if model.model_type == "span" else {}),
-        "torch": torch.__version__,
-        "machine": f"{platform.machine()}, {torch.get_num_threads()} torch threads",
+        "sent_per_s": round(measured["sentences"] / seconds, 1),
+        "words_per_s": round(measured["words"] / seconds, 1),
+        **{k: measured[k] for k in ("runs_seconds", "threads", "batch_tokens", "decoder", "torch", "machine")},
+        **({"inference": measured["inference"]} if "inference" in measured else {}),
     }
     line = json.dumps(result)
     print(line)

@@ -86,3 +86,14 @@ def test_errors_are_one_line_with_exit_codes(tmp_path):
     assert f"{bad}:1:" in result.output
     result = runner.invoke(app, ["train", str(tmp_path / "missing.toml")])
     assert result.exit_code == 2
+
+
+def test_benchmark_speed_reports_every_run(tmp_path):
+    cfg = write_config(tmp_path / "tiny.toml", tmp_path / "run", "bilstm", model=TINY_SPAN, epochs=1)
+    assert runner.invoke(app, ["train", str(cfg)]).exit_code == 0
+    result = runner.invoke(app, ["benchmark-speed", str(DEV), "--model", str(tmp_path / "run" / "model"), "--runs", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert len(report["runs_seconds"]) == 2 and report["sentences"] == len(list(read_conllu(DEV)))
+    assert report["words_per_s"]["min"] <= report["words_per_s"]["mean"] <= report["words_per_s"]["max"]
+    assert report["decoder"] == "dp" and report["inference"]["k"] == 2

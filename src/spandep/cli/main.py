@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from spandep.cli.benchmark_speed import benchmark_speed
 from spandep.cli.evaluate import evaluate
 from spandep.cli.export import export
 from spandep.cli.parse import parse
@@ -14,6 +15,7 @@ app.command()(train)
 app.command()(parse)
 app.command()(evaluate)
 app.command()(export)
+app.command("benchmark-speed")(benchmark_speed)
 
 if __name__ == "__main__":
     app()

@@ -1,0 +1,56 @@
+"""``spandep benchmark-speed INPUT``: words/s and sentences/s of a model, with the spread over repeated runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from spandep.cli.common import handle_errors
+
+
+def benchmark_speed(
+    input: Path = typer.Argument(..., help="CoNLL-U file to parse (read into memory first; reading is not timed)."),
+    model: Optional[Path] = typer.Option(None, "--model", "-m", help="Model folder (default: $SPANDEP_MODEL, else the shipped model)."),
+    runs: int = typer.Option(3, help="Timed runs."),
+    warmup: int = typer.Option(1, help="Untimed warm-up runs first."),
+    batch_tokens: int = typer.Option(4000, help="Words (pieces for transformers) per batch."),
+    decoder: Optional[str] = typer.Option(None, help="mst or projective; default: the model's."),
+    threads: int = typer.Option(0, help="Torch CPU threads (0: torch's default)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
+) -> None:
+    """Parse INPUT repeatedly and report speed (model load and file reading excluded)."""
+    with handle_errors():
+        import torch
+
+        from spandep.data.conllu import read_conllu
+        from spandep.errors import InputFormatError
+        from spandep.pipeline.model_io import load_model, resolve_model_dir
+        from spandep.pipeline.predict import resolve_decoder
+        from spandep.pipeline.speed import measure_speed
+
+        if not input.is_file():
+            raise InputFormatError(str(input), 0, "input file not found")
+        if runs < 1 or warmup < 0:
+            raise typer.BadParameter("need --runs ≥ 1 and --warmup ≥ 0")
+        if threads:
+            torch.set_num_threads(threads)
+        parser = load_model(resolve_model_dir(model))
+        try:
+            resolve_decoder(parser, decoder)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--decoder") from exc
+        sentences = list(read_conllu(input))
+        result = measure_speed(parser, sentences, runs, warmup, batch_tokens, decoder)
+        result["input"] = str(input)
+        if json_out:
+            typer.echo(json.dumps(result, indent=2))
+        else:
+            w, s = result["words_per_s"], result["sent_per_s"]
+            typer.echo(
+                f"{result['sentences']} sentences, {result['words']} words, {runs} runs, {result['threads']} threads: "
+                f"{w['mean']:,.1f} words/s (sd {w['std']:,.1f}, min {w['min']:,.1f}, max {w['max']:,.1f}), "
+                f"{s['mean']:,.1f} sentences/s"
+            )

@@ -1,0 +1,70 @@
+"""Parse-speed measurement shared by ``spandep benchmark-speed`` and ``benchmarks/speed_spandep.py``.
+
+Sentences are read into memory first, so only parsing is timed (model load and file reading excluded); warm-up
+runs are discarded; each timed run parses every sentence. The result reports words/s and sentences/s of every run
+with their mean, standard deviation, minimum and maximum.
+"""
+
+from __future__ import annotations
+
+import platform
+import statistics
+import time
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from spandep.data.sentence import Sentence
+from spandep.pipeline.predict import parse_stream, resolve_decoder
+
+if TYPE_CHECKING:
+    from spandep.models.biaffine import BiaffineParser
+    from spandep.models.span_parser import SpanParser
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {
+        "mean": round(statistics.fmean(values), 1),
+        "std": round(statistics.stdev(values), 1) if len(values) > 1 else 0.0,
+        "min": round(min(values), 1),
+        "max": round(max(values), 1),
+    }
+
+
+def measure_speed(
+    model: BiaffineParser | SpanParser,
+    sentences: list[Sentence],
+    runs: int = 3,
+    warmup: int = 1,
+    batch_tokens: int = 4000,
+    decoder: str | None = None,
+    span_options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Time ``runs`` full parses of ``sentences`` after ``warmup`` untimed ones; see the module docstring."""
+    if runs < 1:
+        raise ValueError("runs must be at least 1")
+    words = sum(len(s) for s in sentences)
+    seconds: list[float] = []
+    for i in range(warmup + runs):
+        start = time.perf_counter()
+        for _ in parse_stream(model, sentences, batch_tokens=batch_tokens, decoder=decoder, span_options=span_options):
+            pass
+        if i >= warmup:
+            seconds.append(time.perf_counter() - start)
+    result: dict[str, Any] = {
+        "model_type": model.model_type,
+        "sentences": len(sentences),
+        "words": words,
+        "runs_seconds": [round(t, 3) for t in seconds],
+        "words_per_s": _spread([words / t for t in seconds]),
+        "sent_per_s": _spread([len(sentences) / t for t in seconds]),
+        "warmup_runs": warmup,
+        "batch_tokens": batch_tokens,
+        "decoder": resolve_decoder(model, decoder),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+    }
+    if model.model_type == "span":
+        result["inference"] = {**model.inference, **(span_options or {})}  # type: ignore[union-attr]
+    return result
