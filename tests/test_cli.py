@@ -97,3 +97,19 @@ def test_benchmark_speed_reports_every_run(tmp_path):
     assert len(report["runs_seconds"]) == 2 and report["sentences"] == len(list(read_conllu(DEV)))
     assert report["words_per_s"]["min"] <= report["words_per_s"]["mean"] <= report["words_per_s"]["max"]
     assert report["decoder"] == "dp" and report["inference"]["k"] == 2
+
+
+def test_parse_with_workers_gives_the_single_process_output(tmp_path):
+    cfg = write_config(tmp_path / "tiny.toml", tmp_path / "run", "bilstm", model=TINY_SPAN, epochs=1)
+    assert runner.invoke(app, ["train", str(cfg)]).exit_code == 0
+    model = str(tmp_path / "run" / "model")
+    big = tmp_path / "big.conllu"
+    big.write_text(DEV.read_text() * 200)  # 1,000 sentences: two chunks
+    outs = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"w{workers}.conllu"
+        result = runner.invoke(app, ["parse", str(big), "-o", str(out), "--model", model, "--workers", workers, "--threads", "1"])
+        assert result.exit_code == 0, result.output
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    assert len(list(read_conllu(tmp_path / "w2.conllu"))) == len(list(read_conllu(DEV))) * 200

@@ -11,6 +11,7 @@ from tqdm import tqdm
 from spandep.cli.common import handle_errors
 
 INPUT_FORMATS = ("conllu", "conllx", "tokens", "text")
+PARSE_CHUNK = 512  # sentences parsed together; the same with and without --workers, so the outputs are identical
 
 
 def parse(
@@ -22,32 +23,30 @@ def parse(
     k: Optional[int] = typer.Option(None, help="Span models: spans proposed per word (default: the model's, chosen on dev)."),
     lam: Optional[float] = typer.Option(None, help="Span models: weight of link scores against span scores (default: the model's)."),
     batch_tokens: int = typer.Option(4000, help="Words per batch; lower it if memory runs out."),
-    threads: int = typer.Option(0, help="Torch CPU threads (0: torch's default)."),
+    threads: int = typer.Option(0, help="Torch CPU threads (0: torch's default; with --workers: per worker, default 1)."),
+    workers: int = typer.Option(1, help="Parser processes; the output is identical to one process."),
 ) -> None:
     """Parse INPUT and write every sentence, with all its columns and lines, plus predicted HEAD and DEPREL."""
     with handle_errors():
-        import torch
-
         from spandep.data import conllu
         from spandep.errors import InputFormatError
-        from spandep.pipeline.model_io import load_model, resolve_model_dir
-        from spandep.pipeline.predict import parse_stream, resolve_decoder
+        from spandep.pipeline.predict import PROJECTIVE, parse_stream
         from spandep.pipeline.span_inference import InferenceStats
+        from spandep.pipeline.workers import ParserFactory, parse_parallel
 
         if input_format not in INPUT_FORMATS:
             raise InputFormatError(str(input), 0, f"unknown --input-format {input_format!r}; use one of {', '.join(INPUT_FORMATS)}")
         if not input.is_file():
             raise InputFormatError(str(input), 0, "input file not found")
-        if threads:
-            torch.set_num_threads(threads)
-        parser = load_model(resolve_model_dir(model))
-        try:
-            resolve_decoder(parser, decoder)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--decoder") from exc
+        if decoder not in (None, "mst", *PROJECTIVE):
+            raise typer.BadParameter(f"unknown decoder {decoder!r}; use mst (non-projective) or projective", param_hint="--decoder")
         if k is not None and k < 1:
             raise typer.BadParameter("k must be at least 1", param_hint="--k")
+        if workers < 1:
+            raise typer.BadParameter("workers must be at least 1", param_hint="--workers")
         span_options = {key: v for key, v in (("k", k), ("lam", lam)) if v is not None}
+        factory = ParserFactory(str(model) if model else None, batch_tokens, decoder, span_options, threads or (1 if workers > 1 else 0))
+        parser = factory.load()  # here too with --workers: a bad model folder fails with a clear error before any worker starts
         if input_format in ("conllu", "conllx"):
             sentences = conllu.read_conllu(input, input_format)
         elif input_format == "tokens":
@@ -55,7 +54,11 @@ def parse(
         else:
             sentences = conllu.read_text(input)
         stats = InferenceStats()
-        parsed = parse_stream(parser, sentences, batch_tokens=batch_tokens, decoder=decoder, span_options=span_options, stats=stats)
+        if workers > 1:
+            del parser
+            parsed = parse_parallel(factory, sentences, workers, PARSE_CHUNK, stats)
+        else:
+            parsed = parse_stream(parser, sentences, batch_tokens, decoder, PARSE_CHUNK, span_options, stats)
         conllu.write_conllu(tqdm(parsed, desc="parsing", unit=" sent", disable=None), output)
         if stats.too_long:
             typer.echo(f"note: {stats.too_long} sentence(s) were too long for the span linker and were decoded from span scores alone", err=True)
