@@ -33,7 +33,7 @@ from spandep.models.span_proposal import SpanProposal, gold_span_targets
 __all__ = ["LINK_FORMATS", "SpanParser", "build_linker"]
 
 LINK_FORMATS = ("late", "paired", "inline")
-INFERENCE_DEFAULTS: dict[str, Any] = {"k": 2, "lam": 1.0, "decoder": "dp", "retrieval": True}
+INFERENCE_DEFAULTS: dict[str, Any] = {"k": 2, "lam": 1.0, "decoder": "dp", "retrieval": True, "mutual": True}
 
 
 def build_linker(options: dict[str, Any], n_in: int, labels: list[str], assets: str | None = None) -> LinkScorer:

@@ -51,7 +51,7 @@ def predict_sentences(
 ) -> list[tuple[list[int], list[str]]]:
     """Heads and labels of each sentence, in order, for either model type.
 
-    ``span_options`` override a span model's saved inference settings (``k``, ``lam``, ``retrieval``); ``stats``
+    ``span_options`` override a span model's saved inference settings (``k``, ``lam``, ``retrieval``, ``mutual``); ``stats``
     (span models) accumulates the run's counters, including sentences that took the too-long fallback.
     """
     chosen = resolve_decoder(model, decoder)
@@ -61,7 +61,7 @@ def predict_sentences(
         opts = {**model.inference, **(span_options or {})}
         results, run = parse_spans(
             model, sentences, k=int(opts["k"]), lam=float(opts["lam"]), decoder=chosen,  # type: ignore[arg-type]
-            retrieval=bool(opts["retrieval"]), batch_tokens=batch_tokens,
+            retrieval=bool(opts["retrieval"]), batch_tokens=batch_tokens, mutual=bool(opts["mutual"]),
         )
         if stats is not None:
             stats.add(run)
