@@ -5,6 +5,6 @@ cd "$(dirname "$0")/.."
 RUN=$1
 TEST=../shared/data/en_ewt/en_ewt-ud-test.conllu
 mkdir -p benchmarks/results runs/$RUN/pred
-.venv/bin/spandep parse $TEST -o runs/$RUN/pred/en_ewt-test.conllu --model runs/$RUN/model --threads 2
+.venv/bin/spandep parse $TEST -o runs/$RUN/pred/en_ewt-test.conllu --model runs/$RUN/model --threads ${THREADS:-2}
 .venv/bin/spandep evaluate $TEST runs/$RUN/pred/en_ewt-test.conllu --json > benchmarks/results/en_ewt_test__$RUN.json
 .venv/bin/spandep evaluate $TEST runs/$RUN/pred/en_ewt-test.conllu | head -16

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -107,7 +108,7 @@ def main() -> None:
         Path(args.out).write_text(json.dumps({
             "model": args.model, "dev": args.dev, "recall": recalls, "sweep": rows, "best": best, "ablation_no_mutual": ablation,
             "selection": "mean of UAS and LAS, punctuation (UPOS PUNCT/SYM) excluded, on dev",
-            "command": "python -m benchmarks.tune_span " + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v not in (None, False) and not isinstance(v, list)),
+            "command": "python -m benchmarks.tune_span " + " ".join(sys.argv[1:]),
         }, indent=2) + "\n")
     if args.write_model:
         cfg_path = Path(args.model) / "config.json"
