@@ -60,6 +60,8 @@ class SpanParser(nn.Module):
 
     model_type = "span"
     config: dict[str, Any]  # the saved config, set by ``load_model``
+    linker: LinkScorer
+    inference: dict[str, Any]  # default inference settings (k, lam, decoder, retrieval, mutual), chosen on dev
 
     def __init__(
         self,

@@ -27,12 +27,18 @@ DECODERS = {"mst": mst, "eisner": eisner}
 PROJECTIVE = ("projective", "eisner", "dp")  # user-facing names of the projective decoder of either model type
 
 
+def span_inference_options(model: BiaffineParser | SpanParser, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A span model's inference settings (saved defaults chosen on dev, then ``overrides``); ``{}`` for Biaffine."""
+    saved: dict[str, Any] = getattr(model, "inference", {}) if model.model_type == "span" else {}
+    return {**saved, **(overrides or {})} if saved else {}
+
+
 def resolve_decoder(model: BiaffineParser | SpanParser, name: str | None) -> str:
     """The model type's own name of the decoder asked for: ``mst`` (non-projective) or projective (``eisner`` for
     Biaffine, ``dp`` for span models; ``projective``/``eisner``/``dp`` all mean it); ``None``: the model's default."""
     if name is None:
         if model.model_type == "span":
-            return str(model.inference["decoder"])
+            return str(span_inference_options(model)["decoder"])
         return str(getattr(model, "config", {}).get("training", {}).get("config", {}).get("training", {}).get("decoder", "mst"))
     if name == "mst":
         return "mst"
@@ -58,7 +64,7 @@ def predict_sentences(
     if model.model_type == "span":
         from spandep.pipeline.span_inference import parse_spans
 
-        opts = {**model.inference, **(span_options or {})}
+        opts = span_inference_options(model, span_options)
         results, run = parse_spans(
             model, sentences, k=int(opts["k"]), lam=float(opts["lam"]), decoder=chosen,  # type: ignore[arg-type]
             retrieval=bool(opts["retrieval"]), batch_tokens=batch_tokens, mutual=bool(opts["mutual"]),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from spandep.data.sentence import Sentence
-from spandep.pipeline.predict import parse_stream, resolve_decoder
+from spandep.pipeline.predict import parse_stream, resolve_decoder, span_inference_options
 
 if TYPE_CHECKING:
     from spandep.models.biaffine import BiaffineParser
@@ -66,5 +66,5 @@ def measure_speed(
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
     }
     if model.model_type == "span":
-        result["inference"] = {**model.inference, **(span_options or {})}  # type: ignore[union-attr]
+        result["inference"] = span_inference_options(model, span_options)
     return result

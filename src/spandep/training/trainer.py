@@ -134,12 +134,12 @@ class Trainer:
         f["heads"] = np.asarray([0] + [int(h or 0) for h in s.heads], dtype=np.int64)  # trees checked on reading
         f["rels"] = np.asarray([0] + [self.label_index[r] for r in s.deprels], dtype=np.int64)
         if self.query_states:
-            f["query_state"] = self.model.linker.prepare(s.forms, s.upos, None)  # type: ignore[union-attr]
+            f["query_state"] = self.model.linker.prepare(s.forms, s.upos, None)  # type: ignore[union-attr, operator]
         return f
 
     def _batch(self, idx: list[int]) -> dict[str, Any]:
         feats = [self.train_feats[i] for i in idx]
-        batch = self.model.encoder.collate(feats)
+        batch: dict[str, Any] = dict(self.model.encoder.collate(feats))
         width = batch["word_mask"].size(1)
         for key in ("heads", "rels"):
             t = torch.zeros(len(feats), width, dtype=torch.long)  # (batch, 1 + n)
