@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conftest import DEV, TINY_SPAN, write_config
+from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, write_config
 from spandep.data.conllu import read_conllu
 from spandep.pipeline.model_io import load_model, save_model
 from spandep.pipeline.predict import parse_stream
@@ -37,11 +37,15 @@ def _weights(directory):
     return {k: v.clone() for k, v in load_model(directory).state_dict().items()}
 
 
-def test_interrupted_training_resumes_to_identical_weights(tmp_path, monkeypatch):
-    straight = Trainer(load_config(write_config(tmp_path / "a.toml", tmp_path / "a", "bilstm", checkpoint_every=2, patience=9)))
+@pytest.mark.parametrize("model_table", [TINY_BIAFFINE, TINY_SPAN], ids=["biaffine", "span"])
+def test_interrupted_training_resumes_to_identical_weights(tmp_path, monkeypatch, model_table):
+    def config(name):
+        return load_config(write_config(tmp_path / f"{name}.toml", tmp_path / name, "bilstm", model=model_table, checkpoint_every=2, patience=9))
+
+    straight = Trainer(config("a"))
     straight.run()
 
-    cfg_b = load_config(write_config(tmp_path / "b.toml", tmp_path / "b", "bilstm", checkpoint_every=2, patience=9))
+    cfg_b = config("b")
     crashing = Trainer(cfg_b)
     real_step = Trainer._step
     calls = {"n": 0}
@@ -114,28 +118,6 @@ def test_span_parser_with_the_faithful_inline_linker_trains_and_reloads(tmp_path
     a = [(s.heads, s.deprels) for s in parse_stream(trainer.model.eval(), sentences)]
     b = [(s.heads, s.deprels) for s in parse_stream(again, sentences)]
     assert a == b
-
-
-def test_span_parser_resumes_to_identical_weights(tmp_path, monkeypatch):
-    straight = Trainer(load_config(write_config(tmp_path / "a.toml", tmp_path / "a", "bilstm", model=TINY_SPAN, checkpoint_every=2, patience=9)))
-    straight.run()
-    cfg_b = load_config(write_config(tmp_path / "b.toml", tmp_path / "b", "bilstm", model=TINY_SPAN, checkpoint_every=2, patience=9))
-    real_step = Trainer._step
-    calls = {"n": 0}
-
-    def step_then_crash(self, batch, step):
-        calls["n"] += 1
-        if calls["n"] == 7:
-            raise KeyboardInterrupt
-        return real_step(self, batch, step)
-
-    monkeypatch.setattr(Trainer, "_step", step_then_crash)
-    with pytest.raises(KeyboardInterrupt):
-        Trainer(cfg_b).run()
-    monkeypatch.setattr(Trainer, "_step", real_step)
-    Trainer(cfg_b).run()
-    a, b = _weights(tmp_path / "a" / "model"), _weights(tmp_path / "b" / "model")
-    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
 def test_model_keys_must_fit_the_model_type(tmp_path):
