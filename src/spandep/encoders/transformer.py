@@ -79,8 +79,8 @@ class PretrainedAssets:
         kwargs = {k: v for k, v in cfg.items() if k != cls.config_tag}
         if assets is None:
             return cls(**kwargs)
-        kwargs["model"] = str(assets)
-        module = cls(pretrained=False, **kwargs)  # type: ignore[call-arg]  # subclasses take these
+        kwargs.update(model=str(assets), pretrained=False)  # overrides a ``pretrained`` saved in ``cfg``
+        module = cls(**kwargs)
         module.model_name = cfg["model"]
         return module
 

@@ -20,6 +20,7 @@ inference (DESIGN.md §2); targets always come from the true tree (``link_target
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -47,11 +48,7 @@ def build_linker(options: dict[str, Any], n_in: int, labels: list[str], assets: 
     if fmt == "late":
         return LateSpanLinker(n_in, labels, **opts)
     if fmt in ("paired", "inline"):
-        if assets is not None:
-            linker = SpanLinker(labels=labels, query_format=fmt, **{**opts, "model": assets, "pretrained": False})
-            linker.model_name = opts["model"]
-            return linker
-        return SpanLinker(labels=labels, query_format=fmt, **opts)
+        return SpanLinker.from_config({**opts, "labels": labels, "query_format": fmt}, Path(assets) if assets else None)
     raise ValueError(f"linker format must be one of {LINK_FORMATS}, not {fmt!r}")
 
 
