@@ -28,7 +28,7 @@ def benchmark_speed(
         from spandep.data.conllu import read_conllu
         from spandep.errors import InputFormatError
         from spandep.pipeline.model_io import load_model, resolve_model_dir
-        from spandep.pipeline.predict import resolve_decoder
+        from spandep.pipeline.predict import check_decoder_name
         from spandep.pipeline.speed import measure_speed
 
         if not input.is_file():
@@ -37,11 +37,11 @@ def benchmark_speed(
             raise typer.BadParameter("need --runs ≥ 1 and --warmup ≥ 0")
         if threads:
             torch.set_num_threads(threads)
-        parser = load_model(resolve_model_dir(model))
         try:
-            resolve_decoder(parser, decoder)
+            check_decoder_name(decoder)
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--decoder") from exc
+        parser = load_model(resolve_model_dir(model))
         sentences = list(read_conllu(input))
         result = measure_speed(parser, sentences, runs, warmup, batch_tokens, decoder)
         result["input"] = str(input)

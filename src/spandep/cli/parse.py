@@ -30,7 +30,7 @@ def parse(
     with handle_errors():
         from spandep.data import conllu
         from spandep.errors import InputFormatError
-        from spandep.pipeline.predict import PROJECTIVE, parse_stream
+        from spandep.pipeline.predict import check_decoder_name, parse_stream
         from spandep.pipeline.span_inference import InferenceStats
         from spandep.pipeline.workers import ParserFactory, parse_parallel
 
@@ -38,8 +38,10 @@ def parse(
             raise InputFormatError(str(input), 0, f"unknown --input-format {input_format!r}; use one of {', '.join(INPUT_FORMATS)}")
         if not input.is_file():
             raise InputFormatError(str(input), 0, "input file not found")
-        if decoder not in (None, "mst", *PROJECTIVE):
-            raise typer.BadParameter(f"unknown decoder {decoder!r}; use mst (non-projective) or projective", param_hint="--decoder")
+        try:
+            check_decoder_name(decoder)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--decoder") from exc
         if k is not None and k < 1:
             raise typer.BadParameter("k must be at least 1", param_hint="--k")
         if workers < 1:

@@ -33,18 +33,23 @@ def span_inference_options(model: BiaffineParser | SpanParser, overrides: dict[s
     return {**saved, **(overrides or {})} if saved else {}
 
 
+def check_decoder_name(name: str | None) -> None:
+    """``ValueError`` unless ``name`` is a decoder name either model type accepts (``None``: the model's default)."""
+    if name not in (None, "mst", *PROJECTIVE):
+        raise ValueError(f"unknown decoder {name!r}; use mst (non-projective) or projective")
+
+
 def resolve_decoder(model: BiaffineParser | SpanParser, name: str | None) -> str:
     """The model type's own name of the decoder asked for: ``mst`` (non-projective) or projective (``eisner`` for
     Biaffine, ``dp`` for span models; ``projective``/``eisner``/``dp`` all mean it); ``None``: the model's default."""
+    check_decoder_name(name)
     if name is None:
         if model.model_type == "span":
             return str(span_inference_options(model)["decoder"])
         return str(getattr(model, "config", {}).get("training", {}).get("config", {}).get("training", {}).get("decoder", "mst"))
     if name == "mst":
         return "mst"
-    if name in PROJECTIVE:
-        return "dp" if model.model_type == "span" else "eisner"
-    raise ValueError(f"unknown decoder {name!r}; use mst (non-projective) or projective")
+    return "dp" if model.model_type == "span" else "eisner"
 
 
 def predict_sentences(
