@@ -16,6 +16,12 @@ words are covered over the epochs at a fraction of the cost. A
 kept word query uses the word's gold (hull) span, or with probability ``noisy_rate`` the span the proposal module
 currently predicts for it (its top-1, detached), so the linker also learns from the kind of wrong spans it meets at
 inference (DESIGN.md §2); targets always come from the true tree (``link_targets``).
+
+Word-level head (``word_scorer``, optional; not in the paper): a Biaffine arc and label scorer on the shared
+encoder, trained jointly (its cross-entropies are added to the loss). At inference its head log-probability of each
+link's (child root, parent root) pair can be added to the link score with weight ``arc_weight``, and labels can come
+from it instead of the linker (``label_source = "word"``); both are inference settings chosen on dev, and
+``arc_weight = 0`` with ``label_source = "linker"`` is the paper's parser.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import torch
 from torch import nn
 
 from spandep.encoders.base import WordEncoder
+from spandep.models.biaffine import BiaffineScorer
 from spandep.models.late_linking import LateSpanLinker
 from spandep.models.span_linking import LinkScorer, SpanLinker
 from spandep.models.span_proposal import SpanProposal, gold_span_targets
@@ -34,7 +41,10 @@ from spandep.models.span_proposal import SpanProposal, gold_span_targets
 __all__ = ["LINK_FORMATS", "SpanParser", "build_linker"]
 
 LINK_FORMATS = ("late", "paired", "inline")
-INFERENCE_DEFAULTS: dict[str, Any] = {"k": 2, "lam": 1.0, "decoder": "dp", "retrieval": True, "mutual": True}
+INFERENCE_DEFAULTS: dict[str, Any] = {
+    "k": 2, "lam": 1.0, "decoder": "dp", "retrieval": True, "mutual": True, "arc_weight": 0.0, "label_source": "linker",
+}
+LABEL_SOURCES = ("linker", "word")
 
 
 def build_linker(options: dict[str, Any], n_in: int, labels: list[str], assets: str | None = None) -> LinkScorer:
@@ -52,13 +62,22 @@ def build_linker(options: dict[str, Any], n_in: int, labels: list[str], assets: 
     raise ValueError(f"linker format must be one of {LINK_FORMATS}, not {fmt!r}")
 
 
+def check_inference(options: dict[str, Any], has_word_scorer: bool) -> None:
+    """``ValueError`` for inference settings the model cannot honour (word-level terms without a word scorer)."""
+    if options.get("label_source", "linker") not in LABEL_SOURCES:
+        raise ValueError(f"label_source must be one of {LABEL_SOURCES}, not {options['label_source']!r}")
+    if not has_word_scorer and (options.get("arc_weight") or options.get("label_source") == "word"):
+        raise ValueError("arc_weight and label_source='word' need a model trained with a word scorer ([model] word_scorer)")
+
+
 class SpanParser(nn.Module):
     """Encoder + span proposal + span linker; ``loss`` is the sum of the proposal and linking losses."""
 
     model_type = "span"
     config: dict[str, Any]  # the saved config, set by ``load_model``
     linker: LinkScorer
-    inference: dict[str, Any]  # default inference settings (k, lam, decoder, retrieval, mutual), chosen on dev
+    inference: dict[str, Any]  # default inference settings (INFERENCE_DEFAULTS' keys), chosen on dev
+    word_scorer: BiaffineScorer | None
 
     def __init__(
         self,
@@ -72,6 +91,7 @@ class SpanParser(nn.Module):
         noisy_rate: float = 0.0,
         inference: dict[str, Any] | None = None,
         linker_assets: str | None = None,
+        word_scorer: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
         if not 0.0 < query_rate <= 1.0:
@@ -86,7 +106,9 @@ class SpanParser(nn.Module):
         self.query_rate = query_rate
         self.max_queries = max_queries
         self.noisy_rate = noisy_rate
+        self.word_scorer = BiaffineScorer(encoder.out_dim, len(self.labels), **word_scorer) if word_scorer is not None else None
         self.inference = {**INFERENCE_DEFAULTS, **(inference or {})}
+        check_inference(self.inference, has_word_scorer=self.word_scorer is not None)
 
     def loss(self, batch: dict[str, Any]) -> torch.Tensor:
         """Joint loss of one batch: the encoder's tensors plus ``heads``/``rels`` ``(batch, 1 + n)`` (position 0
@@ -99,6 +121,8 @@ class SpanParser(nn.Module):
         s_start, s_end = self.proposal(x, word_mask)  # (batch, 1 + n, 1 + n) each
         gold_start, gold_end = gold_span_targets(heads, x.size(1))  # (batch, 1 + n) each
         loss = self.proposal.loss(s_start, s_end, gold_start.to(x.device), gold_end.to(x.device), word_mask)
+        if self.word_scorer is not None:
+            loss = loss + self.word_scorer.scorer_loss(x, batch)
         spans, sentence = self._training_queries(s_start.detach(), s_end.detach(), gold_start, gold_end, word_mask)
         targets = self.linker.link_targets([heads[b] for b in sentence], [rels[b] for b in sentence], spans, x.size(1))
         if self.linker.needs_word_vectors:
@@ -151,5 +175,6 @@ class SpanParser(nn.Module):
             "max_queries": self.max_queries,
             "noisy_rate": self.noisy_rate,
             "inference": dict(self.inference),
+            "word_scorer": self.word_scorer.hparams if self.word_scorer is not None else None,
         }
 

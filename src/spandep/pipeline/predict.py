@@ -62,17 +62,22 @@ def predict_sentences(
 ) -> list[tuple[list[int], list[str]]]:
     """Heads and labels of each sentence, in order, for either model type.
 
-    ``span_options`` override a span model's saved inference settings (``k``, ``lam``, ``retrieval``, ``mutual``); ``stats``
+    ``span_options`` override a span model's saved inference settings (``k``, ``lam``, ``retrieval``, ``mutual``,
+    ``arc_weight``, ``label_source``); ``stats``
     (span models) accumulates the run's counters, including sentences that took the too-long fallback.
     """
     chosen = resolve_decoder(model, decoder)
     if model.model_type == "span":
         from spandep.pipeline.span_inference import parse_spans
 
+        from spandep.models.span_parser import check_inference
+
         opts = span_inference_options(model, span_options)
+        check_inference(opts, has_word_scorer=model.word_scorer is not None)  # type: ignore[union-attr]
         results, run = parse_spans(
             model, sentences, k=int(opts["k"]), lam=float(opts["lam"]), decoder=chosen,  # type: ignore[arg-type]
             retrieval=bool(opts["retrieval"]), batch_tokens=batch_tokens, mutual=bool(opts["mutual"]),
+            arc_weight=float(opts["arc_weight"]), label_source=opts["label_source"],
         )
         if stats is not None:
             stats.add(run)

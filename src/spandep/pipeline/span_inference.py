@@ -13,6 +13,9 @@ Pipeline per call of :func:`parse_spans`:
 4. ``link[p, c] = score_parent(P | C) (+ score_child(C | P))`` from the linker, then ``span_dp`` (projective, with its
    counted MST fallback) or ``span_mst``; labels are the argmax of the chosen child query's label distribution read
    at its chosen parent's root;
+   with a word scorer (``SpanParser(word_scorer=...)``), ``arc_weight`` times its head log-probability of the
+   (child root, parent root) pair is added to every link, and ``label_source="word"`` reads labels from it at the
+   decoded heads instead;
 5. a sentence whose queries exceed the linker's length limit is never dropped: it is decoded from the proposal's
    span scores alone, with structural links (:func:`structural_link`: 0 where a span may be the child of another,
    ``-inf`` elsewhere), and counted in ``InferenceStats.too_long``.
@@ -34,6 +37,7 @@ from spandep.data.batching import token_batches
 from spandep.data.sentence import Sentence
 from spandep.decoding.spans import SpanCandidates, span_dp, span_mst
 from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
+from spandep.models.biaffine import BiaffineScorer
 from spandep.models.span_linking import LinkerOutput, LinkScorer
 from spandep.models.span_proposal import SpanProposal, topk_spans
 
@@ -41,6 +45,7 @@ __all__ = [
     "InferenceStats",
     "SpanParserParts",
     "ScoredSentence",
+    "WordScores",
     "candidate_queries",
     "decode_scored",
     "parse_spans",
@@ -55,15 +60,16 @@ WordSpans = Sequence[Sequence[tuple[int, int, float]]]  # per word 1..n: (start,
 
 @dataclass
 class SpanParserParts:
-    """The three trained modules of the span-span parser and its label set (index = the linker's label id).
+    """The trained modules of the span-span parser and its label set (index = the linker's label id).
 
-    ``spandep.models.span_parser.SpanParser`` has the same four attributes and is passed to :func:`parse_spans` as is.
+    ``spandep.models.span_parser.SpanParser`` has the same attributes and is passed to :func:`parse_spans` as is.
     """
 
     encoder: WordEncoder
     proposal: SpanProposal
     linker: LinkScorer
     labels: list[str]
+    word_scorer: BiaffineScorer | None = None
 
 
 @dataclass
@@ -159,6 +165,7 @@ class _Sent:
     word_spans: list[list[tuple[int, int, float]]] | None = None
     cands: SpanCandidates | None = None
     rows: dict[int, dict[str, torch.Tensor]] | None = None  # candidate index → its query's output slices
+    words: WordScores | None = None
 
 
 def _device(module: torch.nn.Module) -> torch.device:
@@ -181,11 +188,18 @@ def _propose(parts: SpanParserParts, sents: list[_Sent], sentences: Sequence[Sen
         lengths = [sents[i].n for i in idx]
         spans = topk_spans(start_lp, end_lp, lengths, k)
         start_np, end_np = start_lp.cpu().numpy(), end_lp.cpu().numpy()  # (batch, 1 + n, 1 + n) each
+        word_arc = None
+        if parts.word_scorer is not None:
+            s_arc, (rel_dep, rel_head) = parts.word_scorer.score(x, batch["word_mask"])  # (batch, 1 + n, 1 + n)
+            word_arc = s_arc.float().log_softmax(-1).cpu().numpy().astype(np.float64)  # (batch, 1 + n, 1 + n)
+            rel_dep, rel_head = rel_dep.cpu(), rel_head.cpu()  # (batch, 1 + n, rel_mlp) each
         for row, i in enumerate(idx):
             m = sents[i].n + 1
             sents[i].start_lp = start_np[row, :m, :m]
             sents[i].end_lp = end_np[row, :m, :m]
             sents[i].word_spans = spans[row]
+            if word_arc is not None:
+                sents[i].words = WordScores(word_arc[row, :m, :m], rel_dep[row, :m], rel_head[row, :m], parts.word_scorer)  # type: ignore[arg-type]
             if parts.linker.needs_word_vectors:
                 sents[i].state = parts.linker.prepare(sentences[i].forms, sentences[i].upos, x[row, :m])
 
@@ -253,13 +267,38 @@ def _fallback_labels(labels: Sequence[str]) -> tuple[str, str]:
 
 # ----------------------------------------------------------------------------------------- entry points
 @dataclass
+class WordScores:
+    """The word scorer's view of one sentence: head log-probs ``arc (1 + n, 1 + n)`` ``[dependent, head]`` and the
+    label representations, read at the decoded heads by :meth:`labels_at`."""
+
+    arc: np.ndarray
+    rel_dep: torch.Tensor  # (1 + n, rel_mlp)
+    rel_head: torch.Tensor  # (1 + n, rel_mlp)
+    scorer: BiaffineScorer
+
+    def link_term(self, cands: SpanCandidates) -> np.ndarray:
+        """``(S, S)`` ``[parent, child]``: the head log-prob of the child's root attached to the parent's root; 0 in
+        ROOT's column (ROOT is never a child)."""
+        term = self.arc[cands.root[None, :], cands.root[:, None]]  # (S, S)
+        term[:, 0] = 0.0
+        return term
+
+    def labels_at(self, heads: np.ndarray) -> np.ndarray:
+        """Best label id of each word ``1..n`` at ``heads (1 + n,)`` → ``(n,)``."""
+        with torch.inference_mode():
+            at = torch.as_tensor(heads, dtype=torch.long).unsqueeze(0)  # (1, 1 + n)
+            scores = self.scorer.label_scores((self.rel_dep.unsqueeze(0), self.rel_head.unsqueeze(0)), at)  # (1, 1 + n, labels)
+        return scores[0, 1:].argmax(-1).numpy()  # (n,)
+
+
+@dataclass
 class ScoredSentence:
     """One sentence after the models ran, before decoding: decoding settings (λ, decoder) can be swept on it.
 
     ``cands`` the final candidate spans (``None`` for an empty sentence); ``proposed`` how many of them (ROOT's
     included) came from the proposal, the rest were added by retrieval; ``link (S, S)`` the link scores ``[parent,
     child]`` and ``labels (S, 1 + n)`` the best label id of each candidate's query at each parent root, both ``None``
-    when the sentence took the too-long fallback.
+    when the sentence took the too-long fallback; ``words`` the word scorer's scores when the model has one.
     """
 
     n: int
@@ -267,6 +306,7 @@ class ScoredSentence:
     proposed: int = 0
     link: np.ndarray | None = None
     labels: np.ndarray | None = None
+    words: WordScores | None = None
 
 
 def score_spans(
@@ -285,6 +325,8 @@ def score_spans(
     stats = InferenceStats(sentences=len(sentences))
     sents = [_Sent(n=len(s)) for s in sentences]
     modules: tuple[torch.nn.Module, ...] = (parts.encoder, parts.proposal, linker)
+    if parts.word_scorer is not None:
+        modules += (parts.word_scorer,)
     was_training = [m.training for m in modules]
     for m in modules:
         m.eval()
@@ -334,6 +376,7 @@ def score_spans(
 
             for st, out_row in zip(sents, scored):
                 out_row.cands = st.cands
+                out_row.words = st.words
                 if st.n == 0 or not st.fits:
                     continue
                 assert st.cands is not None and st.rows is not None
@@ -355,13 +398,18 @@ def decode_scored(
     lam: float = 1.0,
     decoder: Literal["dp", "mst"] = "dp",
     allow_root_in_span: bool = False,
+    arc_weight: float = 0.0,
+    label_source: Literal["linker", "word"] = "linker",
 ) -> tuple[list[tuple[list[int], list[str]]], int]:
     """Step 5: a tree per scored sentence, and how many ``span_dp`` calls fell back to ``span_mst``.
 
+    ``arc_weight`` and ``label_source="word"`` use the word scorer's scores (step 4; ``ValueError`` without them).
     Sentences without link scores (too long for the linker) are decoded with :func:`structural_link` and get the
     fallback labels (``root`` / ``dep``)."""
     if decoder not in ("dp", "mst"):
         raise ValueError(f"decoder must be 'dp' or 'mst', not {decoder!r}")
+    if label_source not in ("linker", "word"):
+        raise ValueError(f"label_source must be 'linker' or 'word', not {label_source!r}")
     decode = span_dp if decoder == "dp" else span_mst
     root_label, other_label = _fallback_labels(labels)
     results: list[tuple[list[int], list[str]]] = []
@@ -376,9 +424,20 @@ def decode_scored(
             heads = res.heads[1:].tolist()
             results.append((heads, [root_label if h == 0 else other_label for h in heads]))
             continue
-        res = decode(sc.cands, sc.link, lam)
+        if (arc_weight or label_source == "word") and sc.words is None:
+            raise ValueError("arc_weight and label_source='word' need a model trained with a word scorer")
+        if arc_weight:
+            assert sc.words is not None
+            combined = lam * np.where(np.isneginf(sc.link), 0.0, sc.link) + arc_weight * sc.words.link_term(sc.cands)  # (S, S)
+            res = decode(sc.cands, np.where(np.isneginf(sc.link), NEG_INF, combined), 1.0)
+        else:
+            res = decode(sc.cands, sc.link, lam)
         fallbacks += int(decoder == "dp" and res.fallback)
-        chosen = sc.labels[res.chosen[1:], res.heads[1:]]  # (n,) label of each word's chosen query at its head
+        if label_source == "word":
+            assert sc.words is not None
+            chosen = sc.words.labels_at(res.heads)  # (n,)
+        else:
+            chosen = sc.labels[res.chosen[1:], res.heads[1:]]  # (n,) label of each word's chosen query at its head
         results.append((res.heads[1:].tolist(), [labels[int(j)] for j in chosen]))
     return results, fallbacks
 
@@ -392,19 +451,24 @@ def parse_spans(
     retrieval: bool = True,
     batch_tokens: int = 4000,
     mutual: bool = True,
+    arc_weight: float = 0.0,
+    label_source: Literal["linker", "word"] = "linker",
 ) -> tuple[list[tuple[list[int], list[str]]], InferenceStats]:
     """Heads and labels of every sentence (input order), and the counters of the run.
 
     ``k`` spans proposed per word; ``lam`` weighs the link scores against the span scores; ``decoder`` ``"dp"``
     (projective, Algorithm 1) or ``"mst"`` (non-projective); ``retrieval`` adds each query's argmax parent span;
-    ``batch_tokens`` is the padded-token budget of encoder and query batches; ``mutual`` adds the child-side score.
+    ``batch_tokens`` is the padded-token budget of encoder and query batches; ``mutual`` adds the child-side score;
+    ``arc_weight`` and ``label_source`` use the model's word scorer (module docstring, step 4).
     Empty sentences get ``([], [])``; every other sentence gets a valid tree.
     """
     if decoder not in ("dp", "mst"):
         raise ValueError(f"decoder must be 'dp' or 'mst', not {decoder!r}")
     t0 = time.perf_counter()
     scored, stats = score_spans(parts, sentences, k, retrieval, batch_tokens, mutual)
-    results, stats.dp_fallbacks = decode_scored(scored, parts.labels, lam, decoder, parts.linker.allow_root_in_span)
+    results, stats.dp_fallbacks = decode_scored(
+        scored, parts.labels, lam, decoder, parts.linker.allow_root_in_span, arc_weight, label_source
+    )
     stats.seconds = time.perf_counter() - t0
     return results, stats
 

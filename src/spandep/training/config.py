@@ -47,6 +47,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "lam": 1.0,
         "span_decoder": "dp",
         "retrieval": True,
+        "word_scorer": False,  # true (default sizes) or a table of BiaffineScorer sizes: a word-level head
     },
     "training": {
         "output": None,
@@ -69,7 +70,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 
 MODEL_KEYS = {
     "biaffine": {"type", "arc_mlp", "rel_mlp", "mlp_dropout"},
-    "span": {"type", "span_mlp", "span_dropout", "query_rate", "max_queries", "noisy_rate", "linker", "k", "lam", "span_decoder", "retrieval"},
+    "span": {"type", "span_mlp", "span_dropout", "query_rate", "max_queries", "noisy_rate", "linker", "k", "lam", "span_decoder", "retrieval", "word_scorer"},
 }
 
 ENCODER_KEYS = {

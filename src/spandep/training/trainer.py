@@ -71,6 +71,13 @@ def build_encoder_from(cfg: dict[str, Any], train: list[Sentence]) -> WordEncode
     )
 
 
+def word_scorer_options(value: bool | dict[str, Any]) -> dict[str, Any] | None:
+    """``[model] word_scorer`` as ``SpanParser`` takes it: ``true`` → default sizes, a table → those sizes."""
+    if isinstance(value, dict):
+        return value
+    return {} if value else None
+
+
 def build_parser(cfg: dict[str, Any], train: list[Sentence], labels: list[str]) -> BiaffineParser | SpanParser:
     """A fresh parser of the configured type over a fresh encoder."""
     m = cfg["model"]
@@ -80,6 +87,7 @@ def build_parser(cfg: dict[str, Any], train: list[Sentence], labels: list[str]) 
         return SpanParser(
             encoder, labels, linker=m["linker"], span_mlp=m["span_mlp"], span_dropout=m["span_dropout"],
             query_rate=m["query_rate"], max_queries=m["max_queries"], noisy_rate=m["noisy_rate"], inference=inference,
+            word_scorer=word_scorer_options(m["word_scorer"]),
         )
     return BiaffineParser(encoder, labels, arc_mlp=m["arc_mlp"], rel_mlp=m["rel_mlp"], mlp_dropout=m["mlp_dropout"])
 
