@@ -1,4 +1,4 @@
-"""Choose a span model's inference settings on dev: k, retrieval, λ and decoder (paper Tables 2 and 3).
+"""Choose a span model's inference settings on dev: k, retrieval, λ, decoder, and the word-scorer terms (Tables 2, 3).
 
 For each k the models run once (with retrieval); decoding without retrieval uses the proposal's candidates only
 (the first ``proposed`` of each sentence), so one pass gives both. Reports span recall of the gold (hull) spans with
@@ -6,7 +6,9 @@ and without retrieval, and UAS/LAS (punctuation excluded and all words) for ever
 The best setting by the mean of UAS and LAS without punctuation is printed and, with ``--write-model``, stored as
 the model's default (``config.json`` → ``model.inference``); ``--ablate-mutual`` also scores that setting without
 the child-side (mutual) term, the inference half of the paper's "−mutual" ablation, and keeps it as the choice
-when it scores higher on dev. Test data is never read here.
+when it scores higher on dev. For a model with a word scorer, every setting is also decoded with each
+``--arc-weights`` value, and the best setting is scored with labels from the word scorer (``label_source="word"``),
+kept when better; ``best_paper`` is the best setting without either (the paper's parser). Test data is never read.
 
     python -m benchmarks.tune_span --model runs/ewt-span-minilm/model \\
         --dev ../shared/data/en_ewt/en_ewt-ud-dev.conllu --out benchmarks/results/en_ewt_dev__span_sweep.json
@@ -38,7 +40,7 @@ def proposals_only(sc: ScoredSentence) -> ScoredSentence:
         return sc
     m, c = sc.proposed, sc.cands
     cands = SpanCandidates(c.n, c.root[:m], c.start[:m], c.end[:m], c.score[:m])
-    return ScoredSentence(sc.n, cands, m, sc.link[:m, :m], None if sc.labels is None else sc.labels[:m])
+    return ScoredSentence(sc.n, cands, m, sc.link[:m, :m], None if sc.labels is None else sc.labels[:m], sc.words)
 
 
 def recall(scored: list[ScoredSentence], gold: list[list[tuple[int, int, int]]], retrieval: bool) -> float:
@@ -60,6 +62,8 @@ def main() -> None:
     ap.add_argument("--dev", required=True)
     ap.add_argument("--ks", type=int, nargs="+", default=[1, 2, 5, 10])
     ap.add_argument("--lams", type=float, nargs="+", default=[0.25, 0.5, 1.0, 2.0, 4.0])
+    ap.add_argument("--arc-weights", type=float, nargs="+", default=[0.0, 0.5, 1.0, 2.0],
+                    help="weights of the word scorer's head log-probs (models with a word scorer only)")
     ap.add_argument("--batch-tokens", type=int, default=4000)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", help="JSON file for all results")
@@ -70,7 +74,17 @@ def main() -> None:
     model = load_model(args.model)
     if model.model_type != "span":
         raise SystemExit(f"{args.model} is a {model.model_type} model; this sweep is for span models")
+    arc_weights = args.arc_weights if model.word_scorer is not None else [0.0]
     dev = list(read_conllu(args.dev))
+
+    def score(results: list[tuple[list[int], list[str]]], **setting: object) -> dict[str, object]:
+        report = evaluate(dev, [with_tree(s, h, r) for s, (h, r) in zip(dev, results)])
+        return {**setting, "UAS": report.uas, "LAS": report.las, "UAS_nopunct": report.uas_no_punct,
+                "LAS_nopunct": report.las_no_punct}
+
+    def total(row: dict[str, object]) -> float:
+        return float(row["UAS_nopunct"] or 0) + float(row["LAS_nopunct"] or 0)  # type: ignore[arg-type]
+
     gold = [[(w, *span) for w, span in enumerate(hull_spans([int(h or 0) for h in s.heads]), start=1)] for s in dev]
     rows, recalls = [], []
     for k in args.ks:
@@ -84,29 +98,47 @@ def main() -> None:
             view = scored if retrieval else [proposals_only(sc) for sc in scored]
             for decoder in ("dp", "mst"):
                 for lam in args.lams:
-                    results, fallbacks = decode_scored(view, model.labels, lam, decoder, model.linker.allow_root_in_span)  # type: ignore[arg-type]
-                    report = evaluate(dev, [with_tree(s, h, r) for s, (h, r) in zip(dev, results)])
-                    rows.append({
-                        "k": k, "retrieval": retrieval, "decoder": decoder, "lam": lam, "dp_fallbacks": fallbacks,
-                        "UAS": report.uas, "LAS": report.las, "UAS_nopunct": report.uas_no_punct, "LAS_nopunct": report.las_no_punct,
-                    })
-                    print(json.dumps(rows[-1]), flush=True)
-    best = max(rows, key=lambda r: (r["UAS_nopunct"] or 0) + (r["LAS_nopunct"] or 0))
+                    for arc_weight in arc_weights:
+                        results, fallbacks = decode_scored(
+                            view, model.labels, lam, decoder, model.linker.allow_root_in_span, arc_weight  # type: ignore[arg-type]
+                        )
+                        rows.append(score(results, k=k, retrieval=retrieval, decoder=decoder, lam=lam, arc_weight=arc_weight,
+                                          label_source="linker", mutual=True, dp_fallbacks=fallbacks))
+                        print(json.dumps(rows[-1]), flush=True)
+    best = max(rows, key=total)
+    best_paper = max((r for r in rows if r["arc_weight"] == 0.0), key=total)
     print("best on dev:", json.dumps(best))
+
+    def rescore(setting: dict[str, object], **change: object) -> dict[str, object]:
+        """``setting`` decoded again with ``change`` applied (a model pass only when ``mutual`` changes)."""
+        s = {key: setting[key] for key in ("k", "retrieval", "decoder", "lam", "arc_weight", "label_source", "mutual")}
+        s.update(change)
+        scored, _ = score_spans(model, dev, k=s["k"], retrieval=s["retrieval"], batch_tokens=args.batch_tokens, mutual=s["mutual"])  # type: ignore[arg-type]
+        results, _ = decode_scored(scored, model.labels, s["lam"], s["decoder"], model.linker.allow_root_in_span,  # type: ignore[arg-type]
+                                   s["arc_weight"], s["label_source"])  # type: ignore[arg-type]
+        return score(results, **s)
+
+    word_labels = None
+    if model.word_scorer is not None:
+        word_labels = rescore(best, label_source="word")
+        print("labels from the word scorer:", json.dumps(word_labels))
+        if total(word_labels) > total(best):
+            best = word_labels
     ablation = None
     if args.ablate_mutual:
-        scored, _ = score_spans(model, dev, k=best["k"], retrieval=best["retrieval"], batch_tokens=args.batch_tokens, mutual=False)
-        results, _ = decode_scored(scored, model.labels, best["lam"], best["decoder"], model.linker.allow_root_in_span)
-        report = evaluate(dev, [with_tree(s, h, r) for s, (h, r) in zip(dev, results)])
-        ablation = {**{k: best[k] for k in ("k", "retrieval", "decoder", "lam")}, "mutual": False, "UAS": report.uas,
-                    "LAS": report.las, "UAS_nopunct": report.uas_no_punct, "LAS_nopunct": report.las_no_punct}
+        ablation = rescore(best, mutual=False)
         print("without the mutual term:", json.dumps(ablation))
-        if ablation["UAS_nopunct"] + ablation["LAS_nopunct"] > best["UAS_nopunct"] + best["LAS_nopunct"]:
+        if total(ablation) > total(best):
             best = ablation
-            print("best on dev (without the mutual term):", json.dumps(best))
+        paper_ablation = rescore(best_paper, mutual=False)
+        if total(paper_ablation) > total(best_paper):
+            best_paper = paper_ablation
+    print("best on dev:", json.dumps(best))
+    print("best on dev without word-scorer terms (the paper's parser):", json.dumps(best_paper))
     if args.out:
         Path(args.out).write_text(json.dumps({
-            "model": args.model, "dev": args.dev, "recall": recalls, "sweep": rows, "best": best, "ablation_no_mutual": ablation,
+            "model": args.model, "dev": args.dev, "recall": recalls, "sweep": rows, "best": best, "best_paper": best_paper,
+            "ablation_no_mutual": ablation, "word_labels": word_labels,
             "selection": "mean of UAS and LAS, punctuation (UPOS PUNCT/SYM) excluded, on dev",
             "command": "python -m benchmarks.tune_span " + " ".join(sys.argv[1:]),
         }, indent=2) + "\n")
@@ -114,8 +146,7 @@ def main() -> None:
         cfg_path = Path(args.model) / "config.json"
         cfg = json.loads(cfg_path.read_text())
         cfg["model"]["inference"] = {
-            "k": best["k"], "lam": best["lam"], "decoder": best["decoder"], "retrieval": best["retrieval"],
-            "mutual": best.get("mutual", True),
+            key: best[key] for key in ("k", "lam", "decoder", "retrieval", "mutual", "arc_weight", "label_source")
         }
         tmp = cfg_path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n")
