@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from spandep.cli.benchmark_speed import benchmark_speed
+from spandep.cli.convert_e5 import convert_e5
 from spandep.cli.evaluate import evaluate
 from spandep.cli.export import export
 from spandep.cli.parse import parse
@@ -16,6 +17,7 @@ app.command()(parse)
 app.command()(evaluate)
 app.command()(export)
 app.command("benchmark-speed")(benchmark_speed)
+app.command("convert-e5")(convert_e5)
 
 if __name__ == "__main__":
     app()
