@@ -120,6 +120,18 @@ def test_one_root_even_when_every_word_prefers_root(decoder: Decoder) -> None:
     assert heads[3] == 0 and heads.count(0) == 2  # position 0 plus word 3
 
 
+def test_mst_long_chain_of_contractions() -> None:
+    """Every word prefers ROOT, then word 1: after the one-root reweighting each contraction makes the next cycle,
+    n of them in a row (an untrained model, or a long text given as one sentence). The decoder must stay fast
+    (O(n²)) and exact here; the optimum is word 1 under ROOT and every other word under word 1."""
+    n = 3000
+    scores = torch.zeros((1, n + 1, n + 1))
+    scores[0, :, 0] = 5.0
+    scores[0, :, 1] = 3.0
+    heads = mst(scores, torch.tensor([n]))[0].tolist()
+    assert heads == [0, 0] + [1] * (n - 1)
+
+
 def _gold_scores(gold: list[int], rng: np.random.Generator) -> torch.Tensor:
     n = len(gold)
     scores = rng.normal(size=(n + 1, n + 1))  # (n+1, n+1)
