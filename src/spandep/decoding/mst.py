@@ -33,7 +33,8 @@ def _finite_weights(scores: np.ndarray) -> np.ndarray:
     weights[0, :] = 0.0
     np.fill_diagonal(weights, 0.0)
     forbidden = np.isneginf(weights)  # (n+1, n+1)
-    biggest = float(np.abs(np.where(forbidden, 0.0, weights)).max())
+    weights[forbidden] = 0.0  # in place: no (n+1, n+1) temporaries (10,000 words: 800 MB each)
+    biggest = max(abs(float(weights.max())), abs(float(weights.min())))
     weights[forbidden] = -2.0 * size * (biggest + 1.0)
     weights[0, :] = -np.inf
     np.fill_diagonal(weights, -np.inf)
@@ -159,8 +160,11 @@ def mst_single(scores_np: np.ndarray) -> np.ndarray:
     if np.count_nonzero(best == 0) == 2 and _find_cycle(best) is None:
         return best  # every word's favourite head already forms a one-root tree
     # Trees differ by less than n * (hi - lo), so this makes any second ROOT child a loss.
-    arcs = weights[1:][np.isfinite(weights[1:])]  # (n * n,)
-    correction = (size - 1) * (float(arcs.max()) - float(arcs.min())) + 1.0
+    hi = float(weights[1:].max())  # finite arcs only: the -inf diagonal never wins a max ...
+    np.fill_diagonal(weights, np.inf)  # ... nor, turned to +inf for a moment, a min
+    lo = float(weights[1:].min())
+    np.fill_diagonal(weights, -np.inf)
+    correction = (size - 1) * (hi - lo) + 1.0
     weights[1:, 0] -= correction
     return _decode(weights)
 
