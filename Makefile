@@ -20,7 +20,9 @@ $(STAMP): pyproject.toml
 demo: install
 	mkdir -p $(DEMO_OUT)
 	$(VENV)/bin/spandep parse examples/demo.txt --input-format text -o $(DEMO_OUT)/demo.conllu
+	$(VENV)/bin/spandep parse examples/demo.txt --input-format text --output-format svg -o $(DEMO_OUT)/demo.svg
 	cat $(DEMO_OUT)/demo.conllu
+	@echo "trees drawn in $(DEMO_OUT)/demo.svg"
 
 test: install
 	$(PY) -m pytest

@@ -68,3 +68,17 @@ def write_config(
         f"[training]\n{table}"
     )
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One-epoch BiLSTM models trained once per session (seconds): ``{"biaffine": folder, "span": folder}``."""
+    from spandep.training.config import load_config
+    from spandep.training.trainer import Trainer
+
+    root = tmp_path_factory.mktemp("tiny_models")
+    models = {}
+    for name, table in (("biaffine", TINY_BIAFFINE), ("span", TINY_SPAN)):
+        Trainer(load_config(write_config(root / f"{name}.toml", root / name, "bilstm", model=table, epochs=1))).run()
+        models[name] = root / name / "model"
+    return models

@@ -13,8 +13,9 @@ class SpandepError(Exception):
     exit_code: int = 1
 
 
-class InputFormatError(SpandepError):
-    """Malformed input data; ``str()`` is ``"{source}:{line}: {reason}"``."""
+class InputFormatError(SpandepError, ValueError):
+    """Malformed input data; ``str()`` is ``"{source}:{line}: {reason}"``. A ``ValueError`` too, as the Python API
+    raises for bad input."""
 
     exit_code = 2
 

@@ -1,7 +1,9 @@
-"""``spandep parse IN -o OUT``: parse CoNLL-U, CoNLL-X, pre-tokenised or raw text into CoNLL-U."""
+"""``spandep parse IN -o OUT``: parse CoNLL-U, CoNLL-X, pre-tokenised or raw text into CoNLL-U, JSON Lines or
+pictures of the trees (SVG, HTML)."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Optional
 
@@ -9,16 +11,21 @@ import typer
 from tqdm import tqdm
 
 from spandep.cli.common import handle_errors
+from spandep.data.conllu import INPUT_FORMATS, read_input
+from spandep.data.writers import OUTPUT_FORMATS, write_sentences
 
-INPUT_FORMATS = ("conllu", "conllx", "tokens", "text")
 PARSE_CHUNK = 512  # sentences parsed together; the same with and without --workers, so the outputs are identical
 
 
 def parse(
     input: Path = typer.Argument(..., help="Input file."),
-    output: str = typer.Option("-", "--output", "-o", help="Output CoNLL-U file ('-' for stdout)."),
+    output: str = typer.Option("-", "--output", "-o", help="Output file ('-' for stdout)."),
     model: Optional[Path] = typer.Option(None, "--model", "-m", help="Model folder (default: $SPANDEP_MODEL, else the shipped model)."),
     input_format: str = typer.Option("conllu", "--input-format", "-f", help="conllu | conllx | tokens | text"),
+    output_format: str = typer.Option(
+        "conllu", "--output-format",
+        help="conllu | jsonl (one JSON object per sentence) | svg (one picture of all trees) | html (one page).",
+    ),
     decoder: Optional[str] = typer.Option(None, help="mst (non-projective) or projective (Eisner / span DP); default: the model's."),
     k: Optional[int] = typer.Option(None, help="Span models: spans proposed per word (default: the model's, chosen on dev)."),
     lam: Optional[float] = typer.Option(None, help="Span models: weight of link scores against span scores (default: the model's)."),
@@ -26,9 +33,9 @@ def parse(
     threads: int = typer.Option(0, help="Torch CPU threads (0: torch's default; with --workers: per worker, default 1)."),
     workers: int = typer.Option(1, help="Parser processes; the output is identical to one process."),
 ) -> None:
-    """Parse INPUT and write every sentence, with all its columns and lines, plus predicted HEAD and DEPREL."""
+    """Parse INPUT and write every sentence: as CoNLL-U with all its columns and lines plus predicted HEAD and
+    DEPREL, as JSON Lines, or as pictures of the trees."""
     with handle_errors():
-        from spandep.data import conllu
         from spandep.errors import InputFormatError
         from spandep.pipeline.predict import check_decoder_name, parse_stream
         from spandep.pipeline.span_inference import InferenceStats
@@ -38,6 +45,10 @@ def parse(
             raise InputFormatError(str(input), 0, f"unknown --input-format {input_format!r}; use one of {', '.join(INPUT_FORMATS)}")
         if not input.is_file():
             raise InputFormatError(str(input), 0, "input file not found")
+        if output_format not in OUTPUT_FORMATS:
+            raise typer.BadParameter(f"use one of {', '.join(OUTPUT_FORMATS)}", param_hint="--output-format")
+        if output_format in ("svg", "html") and importlib.util.find_spec("spacy") is None:
+            raise typer.BadParameter("pictures need spaCy: pip install 'spandep[spacy]'", param_hint="--output-format")
         try:
             check_decoder_name(decoder)
         except ValueError as exc:
@@ -49,18 +60,13 @@ def parse(
         span_options = {key: v for key, v in (("k", k), ("lam", lam)) if v is not None}
         factory = ParserFactory(str(model) if model else None, batch_tokens, decoder, span_options, threads or (1 if workers > 1 else 0))
         parser = factory.load()  # here too with --workers: a bad model folder fails with a clear error before any worker starts
-        if input_format in ("conllu", "conllx"):
-            sentences = conllu.read_conllu(input, input_format)
-        elif input_format == "tokens":
-            sentences = conllu.read_tokens(input)
-        else:
-            sentences = conllu.read_text(input)
+        sentences = read_input(input, input_format)
         stats = InferenceStats()
         if workers > 1:
             del parser
             parsed = parse_parallel(factory, sentences, workers, PARSE_CHUNK, stats)
         else:
             parsed = parse_stream(parser, sentences, batch_tokens, decoder, PARSE_CHUNK, span_options, stats)
-        conllu.write_conllu(tqdm(parsed, desc="parsing", unit=" sent", disable=None), output)
+        write_sentences(tqdm(parsed, desc="parsing", unit=" sent", disable=None), output, output_format)
         if stats.too_long:
             typer.echo(f"note: {stats.too_long} sentence(s) were too long for the span linker and were decoded from span scores alone", err=True)

@@ -5,8 +5,8 @@ multiword-token lines (``3-4``) and empty nodes (``5.1``) raw so that ``write_co
 byte for byte. Tree shape (one root, no cycles) is checked separately by :func:`check_trees`.
 
 Every problem in the input raises :class:`~spandep.errors.InputFormatError` with file, 1-based line and
-reason. ``write_conllu`` writes to a temporary file next to the target and renames it at the end, so a
-failure midway never leaves a partial output.
+reason. ``write_conllu`` (like every output format, through ``write_blocks``) writes to a temporary file next
+to the target and renames it at the end, so a failure midway never leaves a partial output.
 """
 
 from __future__ import annotations
@@ -29,11 +29,16 @@ __all__ = [
     "write_conllu",
     "read_tokens",
     "read_text",
+    "split_text",
+    "read_input",
+    "check_form",
+    "write_blocks",
 ]
 
 CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
 CONLLX_COLUMNS = ("ID", "FORM", "LEMMA", "CPOSTAG", "POSTAG", "FEATS", "HEAD", "DEPREL", "PHEAD", "PDEPREL")
 FORMATS = ("conllu", "conllx")
+INPUT_FORMATS = ("conllu", "conllx", "tokens", "text")
 
 _RANGE_ID = re.compile(r"[1-9][0-9]*-[1-9][0-9]*\Z")
 _EMPTY_ID = re.compile(r"[0-9]+\.[1-9][0-9]*\Z")
@@ -92,7 +97,7 @@ def _control_char(text: str) -> str | None:
     return m.group() if m else None
 
 
-def _check_form(form: str, source: str, lineno: int, allow_space: bool = True) -> None:
+def check_form(form: str, source: str, lineno: int, allow_space: bool = True) -> None:
     if not form:
         raise InputFormatError(source, lineno, "empty FORM")
     if form.isspace():
@@ -175,7 +180,7 @@ def read_conllu(path: str | Path, fmt: str = "conllu") -> Iterator[Sentence]:
             raise InputFormatError(source, lineno, f"word IDs must be 1..n in order: expected {expected}, found {i}")
         form = cols[1]
         if not form or form.isspace() or not form.isprintable() or (not conllu and " " in form):
-            _check_form(form, source, lineno, allow_space=conllu)
+            check_form(form, source, lineno, allow_space=conllu)
         h = cols[6]
         if h == "_":
             head = None
@@ -221,51 +226,64 @@ def read_tokens(path: str | Path) -> Iterator[Sentence]:
         if not forms:
             continue
         for form in forms:
-            _check_form(form, source, lineno)
+            check_form(form, source, lineno)
         yield Sentence.from_tokens(forms, source=source, line=lineno)
 
 
 def read_text(path: str | Path) -> Iterator[Sentence]:
-    """Raw text: split into sentences and tokens with ``syntok``. Paragraphs (separated by blank lines) are
-    processed one at a time. Each sentence gets a ``# text = ...`` comment (its tokens joined as in the
-    text, any run of whitespace as one space) and ``SpaceAfter=No`` in MISC for tokens directly followed
-    by the next token. ``Sentence.line`` is the line of the sentence's first token."""
-    from syntok import segmenter
-
+    """Raw text: split into sentences and tokens by :func:`split_text`, one paragraph (lines up to a blank line)
+    at a time, so memory stays bounded. ``Sentence.line`` is the line of the sentence's first token."""
     source = str(path)
     para: list[str] = []
     para_start = 0
-
-    def flush() -> Iterator[Sentence]:
-        text = "\n".join(para)
-        sents = [s for paragraph in segmenter.analyze(text) for s in paragraph if s]
-        for si, toks in enumerate(sents):
-            following = sents[si + 1][0] if si + 1 < len(sents) else None
-            lineno = para_start + text.count("\n", 0, toks[0].offset)
-            words: list[Token] = []
-            pieces: list[str] = []
-            for ti, tok in enumerate(toks):
-                form = tok.value
-                _check_form(form, source, para_start + text.count("\n", 0, tok.offset))
-                nxt = toks[ti + 1] if ti + 1 < len(toks) else following
-                glued = nxt is not None and nxt.spacing == ""
-                words.append(Token(id=ti + 1, form=form, misc="SpaceAfter=No" if glued else "_"))
-                if ti and tok.spacing:
-                    pieces.append(" ")
-                pieces.append(form)
-            yield Sentence(words=words, comments=["# text = " + "".join(pieces)], source=source, line=lineno)
-
     for lineno, line in _decoded_lines(path):
         if not line or line.isspace():
             if para:
-                yield from flush()
+                yield from split_text("\n".join(para), source, para_start)
                 para = []
             continue
         if not para:
             para_start = lineno
         para.append(line)
     if para:
-        yield from flush()
+        yield from split_text("\n".join(para), source, para_start)
+
+
+def split_text(text: str, source: str = "<text>", first_line: int = 1) -> Iterator[Sentence]:
+    """Split raw ``text`` into sentences and tokens with ``syntok``. Each sentence gets a ``# text = ...`` comment
+    (its tokens joined as in the text, any run of whitespace as one space) and ``SpaceAfter=No`` in MISC for
+    tokens directly followed by the next token. ``first_line`` is the number of the text's first line (for
+    ``Sentence.line`` and error messages)."""
+    from syntok import segmenter
+
+    sents = [s for paragraph in segmenter.analyze(text) for s in paragraph if s]
+    for si, toks in enumerate(sents):
+        following = sents[si + 1][0] if si + 1 < len(sents) else None
+        lineno = first_line + text.count("\n", 0, toks[0].offset)
+        words: list[Token] = []
+        pieces: list[str] = []
+        for ti, tok in enumerate(toks):
+            form = tok.value
+            check_form(form, source, first_line + text.count("\n", 0, tok.offset))
+            nxt = toks[ti + 1] if ti + 1 < len(toks) else following
+            glued = nxt is not None and nxt.spacing == ""
+            words.append(Token(id=ti + 1, form=form, misc="SpaceAfter=No" if glued else "_"))
+            if ti and tok.spacing:
+                pieces.append(" ")
+            pieces.append(form)
+        yield Sentence(words=words, comments=["# text = " + "".join(pieces)], source=source, line=lineno)
+
+
+def read_input(path: str | Path, fmt: str = "conllu") -> Iterator[Sentence]:
+    """Stream the sentences of ``path`` in one of :data:`INPUT_FORMATS`: ``conllu``/``conllx``
+    (:func:`read_conllu`), ``tokens`` (:func:`read_tokens`) or ``text`` (:func:`read_text`)."""
+    if fmt in FORMATS:
+        return read_conllu(path, fmt)
+    if fmt == "tokens":
+        return read_tokens(path)
+    if fmt == "text":
+        return read_text(path)
+    raise ValueError(f"unknown input format {fmt!r}; use one of {', '.join(INPUT_FORMATS)}")
 
 
 # --------------------------------------------------------------------------------------------- writing
@@ -306,20 +324,25 @@ def _default_mode() -> int:
 
 
 def write_conllu(sentences: Iterable[Sentence], path_or_file: str | Path | IO[str]) -> None:
-    """Write ``sentences`` as CoNLL-U (UTF-8, LF line ends).
+    """Write ``sentences`` as CoNLL-U (UTF-8, LF line ends) with :func:`write_blocks`."""
+    write_blocks(map(format_sentence, sentences), path_or_file)
+
+
+def write_blocks(blocks: Iterable[str], path_or_file: str | Path | IO[str]) -> None:
+    """Write text ``blocks`` one after the other (UTF-8, newlines as given): the writer of every output format.
 
     ``path_or_file`` is a path, ``"-"`` (standard output) or an open text stream. A path is written
     atomically: into a temporary file in the same directory, renamed over the target at the end; if
-    anything fails midway (including the ``sentences`` iterable raising), the temporary file is removed
+    anything fails midway (including the ``blocks`` iterable raising), the temporary file is removed
     and an existing target is left untouched. Raises :class:`OutputError` when the target cannot be
     written (missing directory, no permission, target is a directory, disk full, ...).
     """
     if _is_stdout(path_or_file):
-        _write_stream(sentences, sys.stdout, "<stdout>")
+        _write_stream(blocks, sys.stdout, "<stdout>")
         sys.stdout.flush()
         return
     if not isinstance(path_or_file, (str, Path)):
-        _write_stream(sentences, path_or_file, getattr(path_or_file, "name", "<stream>"))
+        _write_stream(blocks, path_or_file, getattr(path_or_file, "name", "<stream>"))
         return
 
     path = Path(path_or_file)
@@ -335,7 +358,7 @@ def write_conllu(sentences: Iterable[Sentence], path_or_file: str | Path | IO[st
         raise OutputError(f"cannot write {path}: directory {directory} is not writable ({reason})") from None
     fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
     try:
-        _write_stream(sentences, fh, str(path))  # OutputError on write errors; errors of `sentences` pass through
+        _write_stream(blocks, fh, str(path))  # OutputError on write errors; errors of `blocks` pass through
         try:
             mode = os.stat(path).st_mode & 0o7777 if path.exists() else _default_mode()
             fh.close()
@@ -355,9 +378,8 @@ def write_conllu(sentences: Iterable[Sentence], path_or_file: str | Path | IO[st
         raise
 
 
-def _write_stream(sentences: Iterable[Sentence], fh: IO[str], name: str) -> None:
-    for sent in sentences:
-        text = format_sentence(sent)
+def _write_stream(blocks: Iterable[str], fh: IO[str], name: str) -> None:
+    for text in blocks:
         try:
             fh.write(text)
         except OSError as exc:

@@ -63,6 +63,14 @@ class Sentence:
     def upos(self) -> list[str]:
         return [w.upos for w in self.words]
 
+    def comment(self, key: str) -> str | None:
+        """The value of the ``# key = value`` comment (e.g. ``sent_id``, ``text``), or None."""
+        prefix = f"# {key} ="
+        for line in self.comments:
+            if line.startswith(prefix):
+                return line[len(prefix):].strip()
+        return None
+
     @classmethod
     def from_tokens(cls, forms: list[str], source: str = "<memory>", line: int = 0) -> "Sentence":
         """A sentence with only word forms, as for pre-tokenised input."""

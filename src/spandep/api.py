@@ -1,0 +1,211 @@
+"""The Python API: ``nlp = spandep.load(); doc = nlp("Some text.")``.
+
+A :class:`Pipeline` is a loaded model plus its inference options. It parses raw text (split into sentences and
+tokens by syntok), pre-tokenised sentences, files in any input format of ``spandep parse``, and streams of any
+of these, always in input order and batched by a token budget. Results are :class:`Doc` objects: lists of
+:class:`~spandep.data.sentence.Sentence` whose words carry ``form``, ``head`` (1-based, 0 = root), ``deprel``
+and ``upos`` (``"_"`` where unknown). Bad input raises a ``ValueError`` (a ``TypeError`` for an argument of the
+wrong type) that names the problem.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, overload
+
+from spandep.data.conllu import check_form, format_sentence, read_input, split_text
+from spandep.data.sentence import Sentence
+from spandep.data.writers import render_html, render_svg, sentence_record
+from spandep.errors import InputFormatError
+
+if TYPE_CHECKING:
+    from spandep.models.biaffine import BiaffineParser
+    from spandep.models.span_parser import SpanParser
+
+__all__ = ["Doc", "Item", "Pipeline", "load"]
+
+Item = str | Sequence[str] | Sentence  # raw text, one pre-tokenised sentence, or a read sentence
+
+
+class Doc(Sequence[Sentence]):
+    """Parsed sentences in input order: index, iterate, or export them."""
+
+    def __init__(self, sentences: Iterable[Sentence]) -> None:
+        self.sentences = list(sentences)
+
+    @overload
+    def __getitem__(self, index: int) -> Sentence: ...
+    @overload
+    def __getitem__(self, index: slice) -> Doc: ...
+    def __getitem__(self, index: int | slice) -> Sentence | Doc:
+        return Doc(self.sentences[index]) if isinstance(index, slice) else self.sentences[index]
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def __repr__(self) -> str:
+        return f"Doc({len(self)} sentences, {sum(map(len, self.sentences))} words)"
+
+    def to_conllu(self) -> str:
+        """The sentences as CoNLL-U text."""
+        return "".join(map(format_sentence, self.sentences))
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """One JSON-ready dict per sentence (``id``/``text`` when known, ``tokens``, ``heads``, ``deprels``,
+        ``upos``): the lines of ``spandep parse --output-format jsonl``."""
+        return [sentence_record(s) for s in self.sentences]
+
+    def to_svg(self) -> str:
+        """One SVG picture of every tree, stacked (needs spaCy)."""
+        return render_svg(self.sentences)
+
+    def to_html(self) -> str:
+        """An HTML page with a picture of each tree (needs spaCy)."""
+        return render_html(self.sentences)
+
+
+def _token_sentence(tokens: object, where: str) -> Sentence:
+    """A sentence from one list of token strings; errors name ``where``."""
+    if isinstance(tokens, str) or not isinstance(tokens, Sequence):
+        raise TypeError(f"{where}: expected a list of token strings, got {type(tokens).__name__} {tokens!r:.60}")
+    if not tokens:
+        raise ValueError(f"{where}: a sentence needs at least one token")
+    for j, form in enumerate(tokens):
+        if not isinstance(form, str):
+            raise TypeError(f"{where}, token {j}: expected a str, got {type(form).__name__} {form!r:.60}")
+        try:
+            check_form(form, where, 0)
+        except InputFormatError as exc:
+            raise ValueError(f"{where}, token {j}: {exc.reason}") from None
+    return Sentence.from_tokens(list(tokens))
+
+
+def _item_sentences(item: object, index: int) -> list[Sentence]:
+    """The sentences of one stream item: a text is split, a token list is one sentence, a Sentence is itself."""
+    if isinstance(item, Sentence):
+        return [item]
+    if isinstance(item, str):
+        return list(split_text(item, f"<item {index}>"))
+    return [_token_sentence(item, f"item {index}")]
+
+
+class Pipeline:
+    """A loaded parser and its inference options; made by :func:`load`."""
+
+    def __init__(
+        self,
+        model: BiaffineParser | SpanParser,
+        decoder: str | None = None,
+        batch_tokens: int = 4000,
+        span_options: dict[str, Any] | None = None,
+    ) -> None:
+        from spandep.pipeline.predict import check_decoder_name
+
+        check_decoder_name(decoder)
+        if not isinstance(batch_tokens, int) or batch_tokens < 1:
+            raise ValueError(f"batch_tokens must be a positive int, not {batch_tokens!r}")
+        span_options = dict(span_options or {})
+        if span_options:
+            _check_span_options(model, span_options)
+        self.model = model
+        self.decoder = decoder
+        self.batch_tokens = batch_tokens
+        self.span_options = span_options
+
+    def __repr__(self) -> str:
+        return f"Pipeline({self.model.model_type} model, decoder={self.decoder!r}, batch_tokens={self.batch_tokens})"
+
+    def __call__(self, text: str) -> Doc:
+        """Split raw ``text`` into sentences and tokens (syntok) and parse them."""
+        if not isinstance(text, str):
+            raise TypeError(f"expected a str of raw text, got {type(text).__name__}; use parse_tokens for token lists")
+        return Doc(self.parse_sentences(split_text(text)))
+
+    def parse_tokens(self, sentences: Iterable[Sequence[str]]) -> Doc:
+        """Parse pre-tokenised sentences, each a list of token strings: ``[["I", "saw", "her"]]``."""
+        if isinstance(sentences, str) or not isinstance(sentences, Iterable):
+            raise TypeError("parse_tokens takes a list of sentences, each a list of token strings")
+        items = list(sentences)
+        if items and all(isinstance(t, str) for t in items):
+            raise ValueError("parse_tokens takes a list of sentences, each a list of tokens: wrap one sentence in a list")
+        return Doc(self.parse_sentences([_token_sentence(t, f"sentence {i}") for i, t in enumerate(items)]))
+
+    def parse_file(self, path: str | Path, input_format: str = "conllu") -> Doc:
+        """Parse a file in one of ``spandep parse``'s input formats: ``conllu``, ``conllx``, ``tokens`` (one
+        sentence per line, tokens separated by spaces) or ``text`` (raw text). CoNLL-U columns are kept.
+        The whole file is held in memory: for large files use ``parse_sentences(read_input(path, fmt))``."""
+        return Doc(self.parse_sentences(read_input(path, input_format)))
+
+    def stream(self, items: Iterable[Item]) -> Iterator[Doc]:
+        """Parse a (possibly endless) stream lazily, yielding one :class:`Doc` per item, in input order.
+
+        An item is raw text (any number of sentences, none if blank), a list of token strings (one sentence)
+        or a :class:`Sentence`. Sentences of many items are batched together; only a bounded number of items
+        is read ahead."""
+        if isinstance(items, str):
+            raise TypeError("stream takes an iterable of items (texts, token lists, Sentences); for one text call nlp(text)")
+        return self._docs(items)
+
+    def _docs(self, items: Iterable[Item]) -> Iterator[Doc]:
+        counts: deque[int] = deque()  # sentences per item read so far and not yet yielded
+
+        def sentences() -> Iterator[Sentence]:
+            for index, item in enumerate(items):
+                parts = _item_sentences(item, index)
+                counts.append(len(parts))
+                yield from parts
+
+        current: list[Sentence] = []
+        for parsed in self.parse_sentences(sentences()):
+            while counts[0] == 0:  # blank texts before this sentence's item
+                counts.popleft()
+                yield Doc([])
+            current.append(parsed)
+            if len(current) == counts[0]:
+                counts.popleft()
+                yield Doc(current)
+                current = []
+        for _ in counts:  # blank texts at the end
+            yield Doc([])
+
+    def parse_sentences(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+        """Parse :class:`Sentence` objects lazily, in order: each comes back with HEAD and DEPREL set and every
+        other column kept (e.g. from ``spandep.data.conllu.read_input``)."""
+        from spandep.pipeline.predict import parse_stream
+
+        return parse_stream(
+            self.model, sentences, self.batch_tokens, self.decoder, span_options=self.span_options or None
+        )
+
+
+def _check_span_options(model: BiaffineParser | SpanParser, options: dict[str, Any]) -> None:
+    """``ValueError`` for span inference overrides the model cannot take."""
+    if model.model_type != "span":
+        raise ValueError(f"{', '.join(sorted(options))}: inference options of span models; this is a Biaffine model")
+    from spandep.models.span_parser import INFERENCE_DEFAULTS, check_inference
+    from spandep.pipeline.predict import span_inference_options
+
+    known = sorted(set(INFERENCE_DEFAULTS) - {"decoder"})
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(f"unknown span inference option(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    if "k" in options and (not isinstance(options["k"], int) or options["k"] < 1):
+        raise ValueError(f"k must be a positive int, not {options['k']!r}")
+    check_inference(span_inference_options(model, options), has_word_scorer=model.word_scorer is not None)  # type: ignore[union-attr]
+
+
+def load(
+    path: str | Path | None = None, *, decoder: str | None = None, batch_tokens: int = 4000, **span_options: Any
+) -> Pipeline:
+    """Load a model folder (``None``: ``$SPANDEP_MODEL``, else the model shipped with spandep) as a :class:`Pipeline`.
+
+    ``decoder``: ``"mst"`` (non-projective) or ``"projective"``; ``None`` keeps the model's choice from dev.
+    ``batch_tokens``: words per batch (lower it if memory runs out). ``span_options`` (span models only) override
+    the inference settings chosen on dev: ``k``, ``lam``, ``retrieval``, ``mutual``, ``arc_weight``,
+    ``label_source``. Raises :class:`~spandep.errors.ModelError` for a missing or unreadable model.
+    """
+    from spandep.pipeline.model_io import load_model, resolve_model_dir
+
+    return Pipeline(load_model(resolve_model_dir(path)), decoder, batch_tokens, span_options)

@@ -1,0 +1,1 @@
+"""Adapters to other NLP libraries (optional dependencies, imported only on use)."""

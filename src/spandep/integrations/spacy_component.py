@@ -1,0 +1,134 @@
+"""The spaCy pipeline component ``"spandep"``: dependency trees (and UPOS where the model predicts it) on spaCy Docs.
+
+``nlp = spacy.blank("en"); nlp.add_pipe("spandep", config={"model": None})`` (``None``: ``$SPANDEP_MODEL``, else the
+shipped model; other settings: ``decoder``, ``batch_tokens``, ``span_options``, as in :func:`spandep.load`).
+
+- Sentences: a Doc whose sentence boundaries are already set (a ``sentencizer`` or ``senter`` earlier in the
+  pipeline, or ``sent_starts`` given by hand) is parsed one sentence at a time; otherwise its text is split into
+  sentences by syntok, as ``spandep parse --input-format text`` does. Either way spaCy's tokens are kept.
+- Sets ``token.head`` (a root is its own head), ``token.dep_`` (UD relations; the root's is ``root``) and, where
+  the model outputs UPOS, ``token.pos_``; ``doc.sents`` then follows the trees. POS tags already on the Doc are
+  given to models that take UPOS as input.
+- Whitespace tokens are not parsed: each is attached to the word before it in its sentence (else the one after)
+  with the label ``dep``.
+
+The factory is registered through the ``spacy_factories`` entry point, so ``add_pipe("spandep")`` works without
+importing spandep; importing this module registers it too. spaCy loads the module whenever it builds a pipeline,
+so it imports nothing heavy: the parser is loaded when the component is made.
+"""
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from spacy.language import Language
+from spacy.parts_of_speech import IDS as POS_IDS
+from spacy.tokens import Doc, Span
+from spacy.util import minibatch
+
+from spandep.data.sentence import Sentence, Token
+
+if TYPE_CHECKING:
+    from spandep.api import Pipeline
+
+__all__ = ["SPACE_LABEL", "SpandepComponent", "make_spandep"]
+
+SPACE_LABEL = "dep"  # relation of a whitespace token to the word before it
+
+
+def sentence_ranges(doc: Doc) -> list[tuple[int, int]]:
+    """Token ranges ``[start, end)`` of the Doc's sentences (its own boundaries, else syntok's); whitespace-only
+    stretches join the sentence before them (leading whitespace the first one), so each range has a word."""
+    if doc.has_annotation("SENT_START"):
+        starts = [sent.start for sent in doc.sents]
+    else:
+        from syntok import segmenter
+
+        starts, i = [], 0
+        for para in segmenter.analyze(doc.text):
+            for sent in filter(None, para):  # its first token at or after the sentence's first character
+                while i < len(doc) and doc[i].idx < sent[0].offset:
+                    i += 1
+                if i < len(doc) and (not starts or starts[-1] != i):
+                    starts.append(i)
+    kept = [s for s, e in zip(starts, [*starts[1:], len(doc)]) if not all(t.is_space for t in doc[s:e])]
+    if not kept:
+        return []
+    kept[0] = 0
+    return list(zip(kept, [*kept[1:], len(doc)]))
+
+
+class SpandepComponent:
+    """Parses each Doc's sentences with a spandep :class:`~spandep.api.Pipeline`, batching across Docs."""
+
+    def __init__(self, parser: "Pipeline", name: str = "spandep", batch_size: int = 64) -> None:
+        self.parser = parser
+        self.name = name
+        self.batch_size = batch_size
+
+    def __call__(self, doc: Doc) -> Doc:
+        return next(self.pipe([doc]))
+
+    def pipe(self, docs: Iterable[Doc], batch_size: int | None = None) -> Iterator[Doc]:
+        """Parse Docs ``batch_size`` at a time (their sentences batched together), yielding them in order."""
+        for batch in minibatch(docs, batch_size or self.batch_size):
+            units = [(k, start, end) for k, doc in enumerate(batch) for start, end in sentence_ranges(doc)]
+            sentences = [_sentence(batch[k][start:end]) for k, start, end in units]
+            trees: list[list[tuple[int, int, Sentence]]] = [[] for _ in batch]
+            for (k, start, end), parsed in zip(units, self.parser.parse_sentences(sentences)):
+                trees[k].append((start, end, parsed))
+            for doc, doc_trees in zip(batch, trees):
+                _set_trees(doc, doc_trees)
+                yield doc
+
+
+def _sentence(span: Span) -> Sentence:
+    """The words (non-whitespace tokens) of ``span`` as a spandep sentence, with their POS tags if the Doc has any."""
+    tagged = span.doc.has_annotation("POS")
+    words = [t for t in span if not t.is_space]
+    return Sentence([Token(i + 1, t.text, upos=(t.pos_ or "_") if tagged else "_") for i, t in enumerate(words)])
+
+
+def _set_trees(doc: Doc, trees: list[tuple[int, int, Sentence]]) -> None:
+    """Write the parsed sentences of token ranges ``[start, end)`` into ``doc`` with one ``Doc.from_array``."""
+    if not trees:
+        return
+    n = len(doc)
+    heads = np.arange(n, dtype=np.int64)  # (n,) absolute head index; a root points at itself
+    deps = np.zeros(n, dtype=np.uint64)  # (n,) label string ids
+    pos = doc.to_array(["POS"]).astype(np.uint64).reshape(n)  # (n,) POS ids, kept where the model gives none
+    space = doc.vocab.strings.add(SPACE_LABEL)
+    for start, end, sentence in trees:
+        words = [i for i in range(start, end) if not doc[i].is_space]
+        for i, w in zip(words, sentence.words):
+            heads[i] = words[w.head - 1] if w.head else i
+            deps[i] = doc.vocab.strings.add(w.deprel)
+            pos[i] = POS_IDS.get(w.upos, pos[i])
+        previous = words[0]
+        for i in range(start, end):
+            if doc[i].is_space:
+                heads[i], deps[i] = previous, space
+            else:
+                previous = i
+    relative = (heads - np.arange(n)).view(np.uint64)  # (n,) spaCy's relative heads, two's complement
+    columns = np.stack([relative, deps, pos], axis=1)  # (n, 3)
+    doc.from_array(["HEAD", "DEP", "POS"], columns)  # type: ignore[arg-type]  # thinc's Ints2d is an ndarray
+
+
+@Language.factory(
+    "spandep",
+    default_config={"model": None, "decoder": None, "batch_tokens": 4000, "span_options": {}},
+    assigns=["token.head", "token.dep", "token.pos", "token.is_sent_start", "doc.sents"],
+)
+def make_spandep(
+    nlp: Language,
+    name: str,
+    model: str | None,
+    decoder: str | None,
+    batch_tokens: int,
+    span_options: dict[str, Any],
+) -> SpandepComponent:
+    """Load the parser (``model``: a model folder, ``None`` for the default) as a spaCy component."""
+    from spandep.api import load
+
+    return SpandepComponent(load(model, decoder=decoder, batch_tokens=batch_tokens, **span_options), name)

@@ -1,0 +1,162 @@
+"""The Python API (``spandep.load``) on tiny models: text, tokens, files, streams, options and input errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import DEV
+
+import spandep
+from spandep.api import Doc, Pipeline
+from spandep.data.conllu import read_conllu
+from spandep.data.trees import is_projective, is_valid_tree
+from spandep.errors import InputFormatError, ModelError
+
+
+@pytest.fixture(scope="module")
+def nlp(tiny_models) -> Pipeline:
+    return spandep.load(tiny_models["biaffine"])
+
+
+@pytest.fixture(scope="module")
+def span_nlp(tiny_models) -> Pipeline:
+    return spandep.load(tiny_models["span"])
+
+
+def test_import_is_cheap_and_load_is_lazy():
+    code = "import spandep, sys; print('torch' in sys.modules, spandep.load.__module__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "spandep.api"]
+    with pytest.raises(AttributeError):
+        spandep.nothing  # noqa: B018
+
+
+def test_raw_text(nlp):
+    doc = nlp("The dog barked. It ran away, fast!\n\nA new paragraph.")
+    assert isinstance(doc, Doc) and len(doc) == 3
+    assert doc[1].forms == ["It", "ran", "away", ",", "fast", "!"]
+    assert all(is_valid_tree(s.heads) for s in doc)
+    assert len(doc[1:]) == 2 and isinstance(doc[1:], Doc)
+    records = doc.to_json()
+    assert json.loads(json.dumps(records)) == records
+    assert records[1]["text"] == "It ran away, fast!"
+    assert records[1]["tokens"] == doc[1].forms and records[1]["heads"] == doc[1].heads
+    assert records[1]["deprels"] == doc[1].deprels and records[1]["upos"] == [None] * 6
+    assert "id" not in records[1]
+    assert nlp("").sentences == [] and nlp("  \n ").sentences == []
+
+
+def test_to_conllu_reads_back(nlp, tmp_path):
+    doc = nlp("I saw her. She saw me.")
+    path = tmp_path / "out.conllu"
+    path.write_text(doc.to_conllu())
+    assert [(s.forms, s.heads, s.deprels) for s in read_conllu(path)] == [(s.forms, s.heads, s.deprels) for s in doc]
+
+
+def test_parse_tokens_matches_raw_text(nlp):
+    doc = nlp.parse_tokens([["I", "saw", "her", "."], ("She", "ran")])
+    assert [s.forms for s in doc] == [["I", "saw", "her", "."], ["She", "ran"]]
+    assert doc[0].heads == nlp("I saw her.")[0].heads
+    assert all(is_valid_tree(s.heads) for s in doc)
+    assert len(nlp.parse_tokens([])) == 0
+
+
+@pytest.mark.parametrize(
+    ("sentences", "error", "message"),
+    [
+        (["I", "saw", "her"], ValueError, "wrap one sentence in a list"),
+        ("I saw her", TypeError, "list of sentences"),
+        ([["I", "saw"], []], ValueError, "sentence 1: a sentence needs at least one token"),
+        ([["I", ""]], ValueError, "sentence 0, token 1: empty FORM"),
+        ([["I", " "]], ValueError, "sentence 0, token 1: FORM is whitespace only"),
+        ([["I", "a\x00b"]], ValueError, "sentence 0, token 1: control character U+0000"),
+        ([["I", 3]], TypeError, "sentence 0, token 1: expected a str, got int"),
+        ([["ok"], "I saw her"], TypeError, "sentence 1: expected a list of token strings, got str"),
+    ],
+)
+def test_bad_tokens_name_the_problem(nlp, sentences, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        nlp.parse_tokens(sentences)
+
+
+def test_bad_text(nlp):
+    with pytest.raises(TypeError, match="use parse_tokens"):
+        nlp(["I", "saw", "her"])
+    with pytest.raises(ValueError, match="control character"):
+        nlp("A bell \x07 rang.")
+
+
+def test_parse_file_every_format(nlp, tmp_path):
+    doc = nlp.parse_file(DEV)
+    gold = list(read_conllu(DEV))
+    assert len(doc) == len(gold)
+    for g, p in zip(gold, doc):
+        assert g.comments == p.comments and g.extra_lines == p.extra_lines
+        assert [(w.form, w.lemma, w.upos, w.misc) for w in g.words] == [(w.form, w.lemma, w.upos, w.misc) for w in p.words]
+        assert is_valid_tree(p.heads)
+    assert doc.to_json()[0]["id"] == gold[0].comment("sent_id")
+    tokens = tmp_path / "t.txt"
+    tokens.write_text("I saw her .\n\nShe ran\n")
+    assert [s.forms for s in nlp.parse_file(tokens, "tokens")] == [["I", "saw", "her", "."], ["She", "ran"]]
+    text = tmp_path / "raw.txt"
+    text.write_text("I saw her. She ran.\n")
+    assert len(nlp.parse_file(text, input_format="text")) == 2
+    with pytest.raises(ValueError, match="unknown input format 'xml'"):
+        nlp.parse_file(text, "xml")
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tword\t_\n\n")
+    with pytest.raises(InputFormatError, match="bad.conllu:1: expected 10"):
+        nlp.parse_file(bad)
+    assert issubclass(InputFormatError, ValueError)
+
+
+def test_stream_keeps_order_one_doc_per_item(nlp):
+    items = ["Dogs bark. Cats purr.", "", ["I", "saw", "her"], *read_conllu(DEV), "   ", "Last one."]
+    docs = list(nlp.stream(iter(items)))
+    assert [len(d) for d in docs] == [2, 0, 1, *[1] * (len(items) - 5), 0, 1]
+    assert docs[2][0].heads == nlp.parse_tokens([["I", "saw", "her"]])[0].heads
+    assert [d[0].forms for d in docs[3:-2]] == [s.forms for s in read_conllu(DEV)]
+    assert list(nlp.stream([])) == []
+    assert [len(d) for d in nlp.stream(["", " "])] == [0, 0]
+    with pytest.raises(TypeError, match="item 1: expected a list of token strings, got int"):
+        list(nlp.stream(["fine", 7]))
+    with pytest.raises(TypeError, match="for one text call nlp"):
+        nlp.stream("One text.")
+
+
+def test_options(tiny_models, nlp, span_nlp):
+    projective = spandep.load(tiny_models["biaffine"], decoder="projective", batch_tokens=50)
+    doc = projective.parse_file(DEV)
+    assert all(is_projective(s.heads) for s in doc)  # type: ignore[arg-type]
+    assert repr(projective) == "Pipeline(biaffine model, decoder='projective', batch_tokens=50)"
+    assert len(spandep.load(tiny_models["span"], k=3, lam=0.5, retrieval=False).parse_file(DEV)) == len(doc)
+    assert all(is_valid_tree(s.heads) for s in span_nlp.parse_file(DEV))
+    with pytest.raises(ValueError, match="unknown decoder 'greedy'"):
+        Pipeline(nlp.model, decoder="greedy")
+    with pytest.raises(ValueError, match="batch_tokens must be a positive int"):
+        Pipeline(nlp.model, batch_tokens=0)
+    with pytest.raises(ValueError, match="k, lam: inference options of span models; this is a Biaffine model"):
+        Pipeline(nlp.model, span_options={"lam": 1.0, "k": 2})
+    with pytest.raises(ValueError, match="unknown span inference option.* beam; known: arc_weight, k"):
+        Pipeline(span_nlp.model, span_options={"beam": 4})
+    with pytest.raises(ValueError, match="k must be a positive int"):
+        Pipeline(span_nlp.model, span_options={"k": 0})
+    with pytest.raises(ValueError, match="need a model trained with a word scorer"):
+        Pipeline(span_nlp.model, span_options={"label_source": "word"})
+
+
+def test_missing_model(tmp_path):
+    with pytest.raises(ModelError, match="not a spandep model folder"):
+        spandep.load(tmp_path)
+
+
+def test_load_without_a_path_gives_the_shipped_model(monkeypatch):
+    monkeypatch.delenv("SPANDEP_MODEL", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    doc = spandep.load()("The dog chased the cat. It ran.")
+    assert [s.forms for s in doc] == [["The", "dog", "chased", "the", "cat", "."], ["It", "ran", "."]]
+    assert all(is_valid_tree(s.heads) for s in doc) and doc[0].deprels[2] == "root"

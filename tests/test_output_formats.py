@@ -1,0 +1,123 @@
+"""Output formats: JSON Lines and displaCy pictures (SVG, HTML), as functions and through ``spandep parse``."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+from conftest import DEV
+from typer.testing import CliRunner
+
+from spandep.cli.main import app
+from spandep.data.conllu import read_conllu, read_input
+from spandep.data.sentence import Sentence
+from spandep.data.writers import displacy_parse, sentence_record, write_sentences
+
+runner = CliRunner()
+SVG = "{http://www.w3.org/2000/svg}svg"
+
+
+def parsed(forms: list[str], heads: list[int], deprels: list[str], comments: list[str] | None = None) -> Sentence:
+    s = Sentence.from_tokens(forms)
+    for w, h, r in zip(s.words, heads, deprels):
+        w.head, w.deprel = h, r
+    s.comments = comments or []
+    return s
+
+
+SENT = parsed(["I", "saw", "<her>"], [2, 0, 2], ["nsubj", "root", "obj"], ["# sent_id = s1", "# text = I saw <her>"])
+
+
+def test_sentence_record():
+    tagged = parsed(["I", "saw", "<her>"], [2, 0, 2], ["nsubj", "root", "obj"], ["# sent_id = s1", "# text = I saw <her>"])
+    tagged.words[1].upos = "VERB"
+    assert sentence_record(tagged) == {
+        "id": "s1", "text": "I saw <her>", "tokens": ["I", "saw", "<her>"], "heads": [2, 0, 2],
+        "deprels": ["nsubj", "root", "obj"], "upos": [None, "VERB", None],
+    }
+    assert set(sentence_record(Sentence.from_tokens(["x"]))) == {"tokens", "heads", "deprels", "upos"}
+
+
+def test_displacy_parse_arcs_point_from_head_to_dependent():
+    parse = displacy_parse(SENT)
+    assert parse["arcs"] == [
+        {"start": 0, "end": 1, "label": "nsubj", "dir": "left"},
+        {"start": 1, "end": 2, "label": "obj", "dir": "right"},
+    ]
+    assert [w["text"] for w in parse["words"]] == ["I", "saw", "<her>"]  # displaCy escapes words itself
+    assert parse["title"] == "I saw &lt;her&gt;"
+
+
+def test_svg_stacks_one_tree_per_sentence(tmp_path):
+    pytest.importorskip("spacy")
+    other = parsed(["Go", "!"], [0, 1], ["root", "punct"])
+    out = tmp_path / "trees.svg"
+    write_sentences([SENT, other], out, "svg")
+    root = ET.parse(out).getroot()  # well-formed XML
+    inner = root.findall(SVG)
+    assert root.tag == SVG and len(inner) == 2
+    assert float(inner[1].get("y")) > float(inner[0].get("height"))
+    assert float(root.get("height")) == float(inner[1].get("y")) + float(inner[1].get("height"))
+    labels = [e.text for e in root.iter("{http://www.w3.org/2000/svg}textPath")]
+    assert labels == ["nsubj", "obj", "punct"]
+    assert "&lt;her&gt;" in out.read_text()
+
+
+def test_html_is_one_page_with_a_figure_per_tree(tmp_path):
+    pytest.importorskip("spacy")
+    out = tmp_path / "trees.html"
+    write_sentences([SENT, SENT], out, "html")
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count("<figure") == 2 and page.count("<svg") == 2
+    assert "I saw &lt;her&gt;</h2>" in page
+
+
+def test_unknown_format():
+    with pytest.raises(ValueError, match="unknown output format 'xml'"):
+        write_sentences([SENT], "-", "xml")
+
+
+@pytest.fixture(scope="module")
+def model(tiny_models) -> str:
+    return str(tiny_models["biaffine"])
+
+
+def test_cli_jsonl_matches_conllu(tmp_path, model):
+    conllu, jsonl = tmp_path / "p.conllu", tmp_path / "p.jsonl"
+    for out, fmt in ((conllu, "conllu"), (jsonl, "jsonl")):
+        result = runner.invoke(app, ["parse", str(DEV), "-o", str(out), "--model", model, "--output-format", fmt])
+        assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert records == [sentence_record(s) for s in read_conllu(conllu)]
+    assert records[0]["id"] == next(read_conllu(DEV)).comment("sent_id")
+
+
+def test_cli_pictures(tmp_path, model):
+    pytest.importorskip("spacy")
+    text = tmp_path / "raw.txt"
+    text.write_text("The dog barked. It ran away.\n")
+    svg = tmp_path / "out.svg"
+    result = runner.invoke(app, ["parse", str(text), "-f", "text", "--output-format", "svg", "-o", str(svg), "--model", model])
+    assert result.exit_code == 0, result.output
+    assert len(ET.parse(svg).getroot().findall(SVG)) == 2
+    result = runner.invoke(app, ["parse", str(text), "-f", "text", "--output-format", "html", "--model", model])
+    assert result.exit_code == 0 and result.output.count("<figure") == 2
+    assert [s.forms for s in read_input(text, "text")] == [["The", "dog", "barked", "."], ["It", "ran", "away", "."]]
+
+
+def test_cli_output_errors(tmp_path, model):
+    result = runner.invoke(app, ["parse", str(DEV), "--model", model, "--output-format", "xml"])
+    assert result.exit_code == 2 and "use one of conllu, jsonl, svg, html" in result.output
+    result = runner.invoke(app, ["parse", str(DEV), "--model", model, "--output-format", "svg", "-o", str(tmp_path / "no" / "x.svg")])
+    assert result.exit_code == 4 and "does not exist" in result.output
+
+
+def test_cli_pictures_without_spacy_say_what_to_install(monkeypatch, model):
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "spacy" else find_spec(name, *a))
+    result = runner.invoke(app, ["parse", str(DEV), "--model", model, "--output-format", "html"])
+    message = " ".join(result.output.replace("│", " ").split())  # unwrap typer's error box
+    assert result.exit_code == 2 and "pictures need spaCy: pip install 'spandep[spacy]'" in message
