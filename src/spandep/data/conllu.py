@@ -109,7 +109,7 @@ def check_form(form: str, source: str, lineno: int, allow_space: bool = True) ->
         raise InputFormatError(source, lineno, f"space in FORM {form!r} (not allowed in CoNLL-X)")
 
 
-def read_conllu(path: str | Path, fmt: str = "conllu") -> Iterator[Sentence]:
+def read_conllu(path: str | Path, fmt: str = "conllu", heads: bool = True) -> Iterator[Sentence]:
     """Stream the sentences of a CoNLL-U (``fmt="conllu"``) or CoNLL-X (``fmt="conllx"``) file.
 
     CoNLL-X columns map onto :class:`Token` in order (CPOSTAG -> upos, POSTAG -> xpos, PHEAD -> deps,
@@ -124,6 +124,8 @@ def read_conllu(path: str | Path, fmt: str = "conllu") -> Iterator[Sentence]:
     [0, n], an empty or whitespace-only FORM, a control character (C0, DEL or NEL) in a FORM, and a
     sentence without words.
     Tree shape is not checked here: see :func:`check_trees`.
+    ``heads=False`` (input to be parsed, whose HEAD is replaced) leaves the HEAD column unread: every head is
+    ``None``, so a garbled or out-of-range HEAD there is no error.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -182,7 +184,7 @@ def read_conllu(path: str | Path, fmt: str = "conllu") -> Iterator[Sentence]:
         if not form or form.isspace() or not form.isprintable() or (not conllu and " " in form):
             check_form(form, source, lineno, allow_space=conllu)
         h = cols[6]
-        if h == "_":
+        if h == "_" or not heads:
             head = None
         elif h.isascii() and h.isdigit():
             head = int(h)
@@ -276,9 +278,10 @@ def split_text(text: str, source: str = "<text>", first_line: int = 1) -> Iterat
 
 def read_input(path: str | Path, fmt: str = "conllu") -> Iterator[Sentence]:
     """Stream the sentences of ``path`` in one of :data:`INPUT_FORMATS`: ``conllu``/``conllx``
-    (:func:`read_conllu`), ``tokens`` (:func:`read_tokens`) or ``text`` (:func:`read_text`)."""
+    (:func:`read_conllu`), ``tokens`` (:func:`read_tokens`) or ``text`` (:func:`read_text`). This is input to
+    be parsed: a CoNLL file's HEAD column, which parsing replaces, is not read (``heads=False``)."""
     if fmt in FORMATS:
-        return read_conllu(path, fmt)
+        return read_conllu(path, fmt, heads=False)
     if fmt == "tokens":
         return read_tokens(path)
     if fmt == "text":
