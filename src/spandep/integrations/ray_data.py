@@ -1,0 +1,93 @@
+"""Ray Data integration: parse a Dataset of tokenised sentences with ``map_batches`` and an actor pool.
+
+Users who parse corpora beyond one machine already run Ray Data; this plugs spandep into it instead of adding an
+engine of our own. :class:`RayParser` is the callable class ``map_batches`` instantiates once per actor: it loads the
+model once (from a :class:`~spandep.pipeline.workers.ParserFactory`, which holds only a path and options, so Ray ships
+it cheaply) and parses each batch as ``parse_stream`` parses a chunk. :func:`parse_dataset` wires it up::
+
+    import ray
+    from spandep.integrations.ray_data import parse_dataset
+
+    ds = ray.data.from_items([{"id": 0, "tokens": ["I", "saw", "her"]}])
+    rows = parse_dataset(ds, actors=2).take_all()  # + heads, deprels, upos; other columns pass through
+
+Input rows need a ``tokens`` column (a list of word forms); every other column is passed through unchanged, so an
+``id`` column restores any order after a shuffle. Output columns: ``heads`` (ints, 0 = root), ``deprels``, ``upos``
+(``_`` where the model predicts none). Ray is an optional dependency (``pip install 'spandep[ray]'``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from spandep.data.conllu import check_form
+from spandep.data.sentence import Sentence
+from spandep.pipeline.workers import ParserFactory
+
+if TYPE_CHECKING:
+    import ray.data
+
+__all__ = ["RayParser", "parse_dataset"]
+
+OUTPUT_COLUMNS = ("heads", "deprels", "upos")
+
+
+def _object_column(rows: list[list[Any]]) -> np.ndarray:
+    """A column of variable-length lists as Ray's numpy batches hold them (an object array of arrays)."""
+    column = np.empty(len(rows), dtype=object)  # (batch,)
+    column[:] = [np.asarray(r) for r in rows]
+    return column
+
+
+class RayParser:
+    """``map_batches`` callable class: builds the parser once per actor, then parses numpy batches."""
+
+    def __init__(self, factory: ParserFactory) -> None:
+        self.factory = factory
+        self.model = factory.load()
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        if "tokens" not in batch:
+            raise ValueError(f"rows need a 'tokens' column (a list of word forms); the batch has {sorted(batch)}")
+        sentences = []
+        for row, tokens in enumerate(batch["tokens"]):
+            forms = [str(t) for t in tokens]
+            for form in forms:
+                check_form(form, "<ray dataset>", row + 1, allow_space=False)
+            sentences.append(Sentence.from_tokens(forms, source="<ray dataset>", line=row + 1))
+        parsed, _ = self.factory.parse_chunk(self.model, sentences)
+        out = dict(batch)
+        out["heads"] = _object_column([[int(h or 0) for h in s.heads] for s in parsed])
+        out["deprels"] = _object_column([s.deprels for s in parsed])
+        out["upos"] = _object_column([s.upos for s in parsed])
+        return out
+
+
+def parse_dataset(
+    ds: ray.data.Dataset,
+    model: str | None = None,
+    actors: int = 2,
+    batch_size: int = 512,
+    threads: int = 1,
+    batch_tokens: int = 4000,
+    decoder: str | None = None,
+    span_options: dict[str, Any] | None = None,
+) -> ray.data.Dataset:
+    """``ds`` with parse columns added, computed by ``actors`` actors (one model each, ``threads`` torch threads).
+
+    ``model``: a model folder (``None``: the shipped default); ``batch_size``: sentences per ``map_batches`` call;
+    ``batch_tokens``/``decoder``/``span_options`` as for ``spandep parse``. Lazy, like every Ray Data transform.
+    """
+    import ray.data
+
+    factory = ParserFactory(model, batch_tokens, decoder, dict(span_options or {}), threads)
+    return ds.map_batches(
+        RayParser,
+        fn_constructor_kwargs={"factory": factory},
+        batch_size=batch_size,
+        batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=actors),
+        num_cpus=threads,
+    )

@@ -1,0 +1,66 @@
+"""Ray Data integration on a local Ray instance: the actor pool's parses equal single-process parsing."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import DEV, TINY_SPAN, write_config
+from spandep.data.conllu import read_conllu
+from spandep.data.sentence import Sentence
+from spandep.errors import InputFormatError
+from spandep.pipeline.model_io import load_model
+from spandep.pipeline.predict import parse_stream
+from spandep.training.config import load_config
+from spandep.training.trainer import Trainer
+
+ray = pytest.importorskip("ray")
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    except Exception:  # Ray waits a fixed 30 s for its raylet; on a busy 2-core machine a second try succeeds
+        ray.shutdown()
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ray_model")
+    Trainer(load_config(write_config(tmp / "c.toml", tmp / "run", "bilstm", model=TINY_SPAN, epochs=1))).run()
+    return tmp / "run" / "model"
+
+
+def test_parse_dataset_equals_single_process_parsing(local_ray, tiny_model) -> None:
+    from spandep.integrations.ray_data import parse_dataset
+
+    sentences = [Sentence.from_tokens(s.forms) for s in read_conllu(DEV)]  # what the rows carry: forms only
+    rows = [{"id": i, "tokens": s.forms} for i, s in enumerate(sentences)]
+    ds = local_ray.data.from_items(rows, override_num_blocks=3)
+    got = sorted(parse_dataset(ds, model=str(tiny_model), actors=2, batch_size=4).take_all(), key=lambda r: r["id"])
+    expected = list(parse_stream(load_model(tiny_model), sentences))
+    assert [r["id"] for r in got] == list(range(len(sentences)))
+    for row, sent in zip(got, expected):
+        assert list(row["tokens"]) == sent.forms
+        assert [int(h) for h in row["heads"]] == sent.heads
+        assert list(row["deprels"]) == sent.deprels
+        assert list(row["upos"]) == sent.upos
+
+
+def test_rows_without_tokens_or_with_bad_tokens_fail_clearly(tiny_model) -> None:
+    import numpy as np
+
+    from spandep.integrations.ray_data import RayParser
+    from spandep.pipeline.workers import ParserFactory
+
+    parser = RayParser(ParserFactory(str(tiny_model)))
+    with pytest.raises(ValueError, match="'tokens' column"):
+        parser({"text": np.array(["I saw her"])})
+    bad = np.empty(1, dtype=object)
+    bad[0] = np.array(["I", "saw her"])
+    with pytest.raises(InputFormatError, match="space in FORM"):
+        parser({"tokens": bad})
