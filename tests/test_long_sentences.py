@@ -59,16 +59,12 @@ def test_sentences_beyond_the_position_limit_are_windowed(tmp_path, tiny_transfo
     assert "too long" not in result.stderr  # the late-interaction linker has no length limit: no fallback
 
 
-@pytest.mark.xfail(strict=True, reason="encoder bug: a batch with a windowed row windows every row, and a row "
-                   "shorter than one window indexes past its pieces (IndexError in TransformerEncoder._run_windowed)")
 @MODELS
 def test_a_long_sentence_batched_with_short_ones(tmp_path, tiny_transformer_dir, model_table):
     model = build(tmp_path, "transformer", model_table, tiny_transformer_dir)
     parse_tokens(model, tmp_path, "mst", ["A short one .", " ".join(LONG), "And another ."])
 
 
-@pytest.mark.xfail(strict=True, reason="encoder bug: windows drop every piece equal to the pad id, so a word "
-                   "'[PAD]' (BERT tokenises it to id 0) shifts the vectors of all later words of a long sentence")
 def test_a_pad_token_word_does_not_shift_a_windowed_sentence(tiny_transformer_dir):
     import torch
 

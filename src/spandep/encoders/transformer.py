@@ -158,22 +158,25 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         return feats
 
     def collate(self, features: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
-        """Pad pieces to ``[CLS] pieces [SEP]``; ``piece_word`` maps each position to its word (0 = ROOT)."""
+        """Pad pieces to ``[CLS] pieces [SEP]``; ``piece_mask`` marks those real positions (a word piece may share
+        the pad id, so padding is never inferred from ids) and ``piece_word`` maps each position to its word (0 = ROOT)."""
         batch = len(features)
         max_p = max(len(f["pieces"]) for f in features) + 2
         max_w = max(f["n_words"] for f in features)
         input_ids = torch.full((batch, max_p), self.pad_id, dtype=torch.long)  # (batch, pieces)
         piece_word = torch.full((batch, max_p), max_w + 1, dtype=torch.long)  # (batch, pieces); max_w+1 = discard
         word_mask = torch.zeros(batch, max_w + 1, dtype=torch.bool)  # (batch, 1 + words)
+        piece_mask = torch.zeros(batch, max_p, dtype=torch.bool)  # (batch, pieces): [CLS] pieces [SEP]
         for b, f in enumerate(features):
             p = len(f["pieces"])
+            piece_mask[b, : p + 2] = True
             input_ids[b, 0] = self.cls_id
             input_ids[b, 1 : p + 1] = torch.from_numpy(f["pieces"])
             input_ids[b, p + 1] = self.sep_id
             piece_word[b, 0] = 0
             piece_word[b, 1 : p + 1] = torch.from_numpy(f["piece_word"])
             word_mask[b, : f["n_words"] + 1] = True
-        out = {"input_ids": input_ids, "piece_word": piece_word, "word_mask": word_mask}
+        out = {"input_ids": input_ids, "piece_mask": piece_mask, "piece_word": piece_word, "word_mask": word_mask}
         if self.upos_vocab is not None:
             upos = torch.zeros(batch, max_w + 1, dtype=torch.long)  # (batch, 1 + words)
             for b, f in enumerate(features):
@@ -182,21 +185,28 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         return out
 
     # ----------------------------------------------------------------------------------- forward
-    def _encode_pieces(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """Mixed hidden states for every piece, ``(batch, pieces, hidden)``, windowing long inputs."""
+    def _encode_pieces(self, input_ids: torch.Tensor, piece_mask: torch.Tensor) -> torch.Tensor:
+        """Mixed hidden states for every piece, ``(batch, pieces, hidden)``; rows longer than ``max_pieces`` are
+        encoded in windows, the others as they are (alone when the batch needs windowing)."""
         if input_ids.size(1) <= self.max_pieces:
-            return self._run(input_ids)
-        return torch.stack([self._run_windowed(row) for row in input_ids])  # (batch, pieces, hidden)
+            return self._run(input_ids, piece_mask)
+        rows = []
+        for row, length in zip(input_ids, piece_mask.sum(1).tolist()):
+            if length <= self.max_pieces:
+                hidden = self._run(row[None, :length], piece_mask[None, 0, :length])[0]  # (length, hidden)
+            else:
+                hidden = self._run_windowed(row[:length])  # (length, hidden)
+            rows.append(torch.cat([hidden, hidden.new_zeros(row.numel() - length, hidden.size(-1))]))  # (pieces, hidden)
+        return torch.stack(rows)  # (batch, pieces, hidden)
 
-    def _run(self, input_ids: torch.Tensor) -> torch.Tensor:
-        mask = (input_ids != self.pad_id).long()  # (batch, pieces)
-        mask[:, 0] = 1
-        out = self.transformer(input_ids=input_ids, attention_mask=mask, output_hidden_states=True)
+    def _run(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        out = self.transformer(input_ids=input_ids, attention_mask=mask.long(), output_hidden_states=True)
         return self.mix(list(out.hidden_states[-self.mix_layers :]))  # (batch, pieces, hidden)
 
     def _run_windowed(self, row: torch.Tensor) -> torch.Tensor:
-        """One over-long sequence ``[CLS] x [SEP] pad*`` in overlapping windows of ``max_pieces``."""
-        body = row[1:][row[1:] != self.pad_id][:-1]  # (n_pieces,) without CLS/SEP/padding
+        """One over-long sequence ``[CLS] x [SEP]`` (no padding) in overlapping windows of ``max_pieces``; each
+        piece takes its vector from the window where it sits furthest from an edge."""
+        body = row[1:-1]  # (n_pieces,) without CLS/SEP
         n = body.numel()
         size = self.max_pieces - 2
         stride = size // 2
@@ -206,7 +216,7 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         windows = torch.stack(
             [torch.cat([row[:1], body[s : s + size], row[:1].new_tensor([self.sep_id])]) for s in starts]
         )  # (n_windows, max_pieces)
-        hidden = self._run(windows)  # (n_windows, max_pieces, hidden)
+        hidden = self._run(windows, torch.ones_like(windows, dtype=torch.bool))  # (n_windows, max_pieces, hidden)
         result = hidden.new_zeros(row.numel(), hidden.size(-1))  # (pieces, hidden)
         best = torch.full((n,), -1.0)
         for w, s in enumerate(starts):
@@ -219,7 +229,7 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         return result
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        pieces = self._encode_pieces(batch["input_ids"])  # (batch, pieces, hidden)
+        pieces = self._encode_pieces(batch["input_ids"], batch["piece_mask"])  # (batch, pieces, hidden)
         n_words = batch["word_mask"].size(1)
         index = batch["piece_word"]  # (batch, pieces)
         if self.pooling == "first":
