@@ -126,7 +126,7 @@ def test_encoder_gives_one_vector_per_word(encoder):
     feats = [encoder.featurize(SENTENCES[s].split()) for s in ("latin", "cyrillic", "arabic")]
     batch = encoder.collate(feats)
     with torch.no_grad():
-        pieces = encoder._encode_pieces(batch["input_ids"])  # (batch, pieces, 384)
+        pieces = encoder._encode_pieces(batch["input_ids"], batch["piece_mask"])  # (batch, pieces, 384)
         words = encoder(batch)  # (batch, 1 + words, 384)
     assert pieces.shape == (3, batch["input_ids"].size(1), 384)
     assert words.shape == (3, 1 + max(f["n_words"] for f in feats), 384) and torch.isfinite(words).all()
