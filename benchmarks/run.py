@@ -1,0 +1,128 @@
+"""One entry point for the benchmark suite: train (or reuse) each system, parse and score the test split, time it.
+
+    python -m benchmarks.run --suite ewt|all|DATASET [--systems NAME ...] [--no-reuse] [--limit N] [--threads 2] [--out DIR]
+
+For every system × dataset of the suite (the tables in benchmarks/suite.py): run ``spandep train CONFIG`` when the
+config's model folder does not exist (with ``--no-reuse`` also when it does: that resumes an unfinished run and
+returns at once for a finished one; never do it while another process trains the same run); then parse and score
+the test split in a child process (benchmarks/measure.py) and write ``OUT/<dataset>__<system>.json``
+(fields: benchmarks/record.py). Span systems override only the decoder of the model's saved, dev-chosen inference
+settings. ``--limit`` parses only the first N test sentences (training still uses the whole train split); such
+runs must go to a scratch ``--out``. Run from anywhere: paths in configs are taken from the repository root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from benchmarks.record import encoder_name, git, machine, scores, training, write_result
+from benchmarks.suite import DATASETS, REPO, SUITES, SYSTEMS, Dataset, System
+from spandep.training.config import load_config
+
+RESULTS = REPO / "benchmarks" / "results"
+
+
+def ensure_model(config: dict[str, Any], config_path: Path, reuse: bool, threads: int) -> Path:
+    """The config's trained model folder, training it first with ``spandep train`` unless it exists and ``reuse``."""
+    model = Path(config["training"]["output"]) / "model"
+    if not (reuse and (model / "config.json").is_file()):
+        cmd = [sys.executable, "-m", "spandep.cli.main", "train", str(config_path), "--threads", str(threads)]
+        subprocess.run(cmd, check=True)
+    return model
+
+
+def measure(model: Path, test: Path, decoder: str | None, limit: int | None, threads: int) -> dict[str, Any]:
+    """Run benchmarks.measure in a child process and return its JSON."""
+    cmd = [sys.executable, "-m", "benchmarks.measure", "--model", str(model), "--test", str(test), "--threads", str(threads)]
+    cmd += ["--decoder", decoder] if decoder else []
+    cmd += ["--limit", str(limit)] if limit else []
+    out = subprocess.run(cmd, cwd=REPO, stdout=subprocess.PIPE, text=True, check=True).stdout
+    return json.loads(out)
+
+
+def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args: argparse.Namespace) -> dict[str, Any]:
+    """Train or reuse, measure and assemble the result of one system on one dataset."""
+    config_path = REPO / system.configs[dataset_name]
+    config = load_config(config_path)
+    for split in ("train", "dev"):
+        if Path(config["data"][split]).resolve() != getattr(dataset, split).resolve():
+            raise SystemExit(f"{config_path}: [data] {split} is {config['data'][split]}, not {dataset_name}'s {split}")
+    model = ensure_model(config, config_path, args.reuse, args.threads)
+    m = measure(model, dataset.test, system.decoder, args.limit, args.threads)
+    speed = m["speed"]
+    trained = training(model.parent / "train.log", config)
+    notes = {}
+    if trained["train_finished"] is False:
+        notes["train_finished"] = f"training had not finished when this was measured (epoch {trained['train_epochs']} of {config['training']['epochs']})"
+    if args.limit:
+        notes["limit"] = f"first {args.limit} test sentences only: not comparable with full runs"
+    command = ["python", "-m", "benchmarks.run", "--suite", dataset_name, "--systems", name, "--threads", str(args.threads)]
+    command += ["--limit", str(args.limit)] if args.limit else []
+    command += ["--out", args.out] if Path(args.out) != RESULTS else []
+    return {
+        "dataset": dataset_name, "split": "test", "system": name, "encoder": encoder_name(config),
+        "model_type": speed["model_type"], "decoder": speed["decoder"],
+        "inference": {**speed["inference"], "decoder": speed["decoder"]} if "inference" in speed else None,
+        **scores(m["evaluation"]), "limit": args.limit,
+        "parse_sent_per_s": speed["sent_per_s"]["mean"], "parse_words_per_s": speed["words_per_s"]["mean"],
+        "parse_seconds": speed["runs_seconds"][0], "threads": speed["threads"], "batch_tokens": speed["batch_tokens"],
+        **trained, "peak_rss_mb": m["peak_rss_mb"],
+        "config": system.configs[dataset_name], "model": os.path.relpath(model, REPO), "test": os.path.relpath(dataset.test, REPO),
+        "git_commit": git("rev-parse", "HEAD") or None, "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "command": shlex.join(command), "machine": {**machine(), "torch": speed["torch"]},
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "notes": notes, "span_stats": m["span_stats"], "evaluation": m["evaluation"],
+    }
+
+
+def run_suite(pairs: list[tuple[str, str]], systems: dict[str, System], datasets: dict[str, Dataset],
+              args: argparse.Namespace) -> list[Path]:
+    """Measure each (system, dataset) pair that has a config and write its result file; returns the files."""
+    written = []
+    for name, dataset_name in pairs:
+        if dataset_name not in systems[name].configs:
+            print(f"skip {dataset_name} × {name}: no config for this dataset", file=sys.stderr)
+            continue
+        print(f"== {dataset_name} × {name}", file=sys.stderr, flush=True)
+        result = run_one(name, systems[name], dataset_name, datasets[dataset_name], args)
+        path = Path(args.out) / f"{dataset_name}__{name}.json"
+        write_result(path, result)
+        print(f"{path}: UAS {result['UAS']:.2f} LAS {result['LAS']:.2f} (no punct {result['UAS_nopunct']:.2f} / "
+              f"{result['LAS_nopunct']:.2f}), {result['parse_sent_per_s']} sent/s, peak RSS {result['peak_rss_mb']} MB", flush=True)
+        written.append(path)
+    return written
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--suite", choices=SUITES, default="ewt", help="ewt, all, or one dataset's name")
+    ap.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS), metavar="NAME",
+                    help=f"default: all of {', '.join(SYSTEMS)}")
+    ap.add_argument("--reuse", action=argparse.BooleanOptionalAction, default=True,
+                    help="use an existing model as it is (default); --no-reuse runs spandep train first")
+    ap.add_argument("--limit", type=int, help="parse only the first N test sentences (needs --out)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", default=str(RESULTS), help="folder for the result files")
+    args = ap.parse_args(argv)
+    args.out = str(Path(args.out).resolve())
+    if args.limit and Path(args.out) == RESULTS:
+        ap.error("--limit runs are not recorded in benchmarks/results/: give a scratch --out")
+    return args
+
+
+def main() -> None:
+    args = parse_args()
+    os.chdir(REPO)  # configs name their data relative to the repository root
+    run_suite([(s, d) for d in SUITES[args.suite] for s in args.systems], SYSTEMS, DATASETS, args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""What the suite runs: the treebanks (name → train/dev/test files) and the systems (name → config per treebank).
+
+A system is a trained model plus, for span models, the decoder that overrides its saved (dev-chosen) inference
+settings; everything else comes from the model folder. A treebank a system has no config for is skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The three splits of one treebank; models are trained on ``train``, chosen on ``dev``, scored on ``test``."""
+
+    train: Path
+    dev: Path
+    test: Path
+
+
+def _ud(folder: str, stem: str) -> Dataset:
+    return Dataset(*(DATA / folder / f"{stem}-{split}.conllu" for split in ("train", "dev", "test")))
+
+
+DATASETS: dict[str, Dataset] = {
+    "en_ewt": _ud("en_ewt", "en_ewt-ud"),
+    "zh_gsd_v1": _ud("zh_gsd_v1", "zh_gsd_v1-ud"),
+    "fr_sequoia": _ud("fr_sequoia", "fr_sequoia-ud"),
+    "it_partut": _ud("it_partut", "it_partut-ud"),
+    "ru_taiga": _ud("ru_taiga", "ru_taiga-ud"),
+    "no_nynorsklia": _ud("no_nynorsklia", "no_nynorsklia-ud"),
+    "cs_cltt": _ud("cs_cltt", "cs_cltt-ud"),
+    "ptb_nltk_sample": _ud("ptb_nltk_sample", "ptb_nltk"),
+}
+
+SUITES: dict[str, tuple[str, ...]] = {"ewt": ("en_ewt",), "all": tuple(DATASETS), **{name: (name,) for name in DATASETS}}
+
+
+@dataclass(frozen=True)
+class System:
+    """Training configs by dataset name; ``decoder`` (``mst`` or ``projective``) overrides the model's own."""
+
+    configs: dict[str, str] = field(default_factory=dict)
+    decoder: str | None = None
+
+
+# Config paths are relative to the repository root. Names without a run suffix are the runs chosen on dev
+# (BENCHMARKS.md); span-minilm-word is run 4 (a word-level Biaffine head on the shared encoder).
+SYSTEMS: dict[str, System] = {
+    "biaffine-minilm": System({"en_ewt": "configs/ewt-biaffine-minilm.toml"}),
+    "biaffine-bilstm": System({"en_ewt": "configs/ewt-biaffine-bilstm-b3k.toml"}),
+    "span-minilm-dp": System({"en_ewt": "configs/ewt-span-minilm-lw3.toml"}, "projective"),
+    "span-minilm-mst": System({"en_ewt": "configs/ewt-span-minilm-lw3.toml"}, "mst"),
+    "span-minilm-word-dp": System({"en_ewt": "configs/ewt-span-minilm-word.toml"}, "projective"),
+    "span-minilm-word-mst": System({"en_ewt": "configs/ewt-span-minilm-word.toml"}, "mst"),
+    "biaffine-bilstm-run1": System({"en_ewt": "configs/ewt-biaffine-bilstm.toml"}),
+    "span-minilm-run1-dp": System({"en_ewt": "configs/ewt-span-minilm.toml"}, "projective"),
+    "span-minilm-run1-mst": System({"en_ewt": "configs/ewt-span-minilm.toml"}, "mst"),
+}

@@ -1,0 +1,49 @@
+"""The benchmark suite end to end on tiny models: the runner trains or reuses, parses, scores and times, and writes
+a result file with every required field; the report renders its numbers into the marked section of a document."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import DEV, TINY_BIAFFINE, TRAIN, write_config
+
+from benchmarks.record import REQUIRED
+from benchmarks.report import BEGIN, END, load_results, render, replace_section
+from benchmarks.run import parse_args, run_suite
+from benchmarks.suite import Dataset, System
+
+
+def test_runner_writes_results_and_report_renders_them(tmp_path, tiny_models):
+    span_model = tiny_models["span"]
+    fresh = write_config(tmp_path / "biaffine.toml", tmp_path / "run", "bilstm", model=TINY_BIAFFINE, epochs=1)
+    systems = {
+        "tiny-biaffine": System({"tiny": str(fresh)}),  # no model yet: the runner trains it
+        "tiny-span-mst": System({"tiny": str(span_model.parent.parent / "span.toml")}, "mst"),  # trained: reused
+        "tiny-other": System({"elsewhere": str(fresh)}),  # no config for this dataset: skipped
+    }
+    args = parse_args(["--out", str(tmp_path / "results"), "--threads", "1", "--limit", "3"])
+    files = run_suite([(name, "tiny") for name in systems], systems, {"tiny": Dataset(TRAIN, DEV, DEV)}, args)
+
+    assert [f.name for f in files] == ["tiny__tiny-biaffine.json", "tiny__tiny-span-mst.json"]
+    results = {r["system"]: r for r in load_results(tmp_path / "results")}
+    for r in results.values():
+        assert all(key in r for key in REQUIRED)
+        assert (r["dataset"], r["split"], r["sentences"], r["limit"]) == ("tiny", "test", 3, 3)
+        assert all(0 <= r[key] <= 100 for key in ("UAS", "LAS", "UAS_nopunct", "LAS_nopunct", "CLAS"))
+        assert r["parse_sent_per_s"] > 0 and r["peak_rss_mb"] > 0 and r["machine"]["cores"] >= 1
+        assert r["train_minutes"] is not None and r["train_epochs"] == 1 and r["train_finished"] is True
+        assert r["encoder"] == "BiLSTM word+char" and "--systems" in r["command"] and "limit" in r["notes"]
+    span = results["tiny-span-mst"]
+    saved = json.loads((span_model / "config.json").read_text())["model"]["inference"]
+    assert span["decoder"] == "mst" and span["inference"] == {**saved, "decoder": "mst"}
+    assert results["tiny-biaffine"]["decoder"] == "mst" and results["tiny-biaffine"]["inference"] is None
+
+    doc = f"# Title\n\nhand-written\n\n{BEGIN}\nold table\n{END}\n\nmore hand-written\n"
+    new = replace_section(doc, render(list(results.values())))
+    assert new.startswith("# Title\n\nhand-written\n\n") and new.endswith(f"{END}\n\nmore hand-written\n")
+    assert "old table" not in new and "PUNCT or SYM" in new
+    for r in results.values():
+        [row] = [line for line in new.splitlines() if line.startswith(f"| `{r['system']}` |")]
+        numbers = (f"{r['UAS']:.2f} / {r['LAS']:.2f}", f"{r['UAS_nopunct']:.2f} / {r['LAS_nopunct']:.2f}", f"{r['CLAS']:.2f}",
+                   f"{r['parse_sent_per_s']:,.1f}", f"{r['peak_rss_mb']:,.0f} MB")
+        assert all(f" {n} |" in row for n in numbers), row
