@@ -39,6 +39,7 @@ def test_parse_dataset_equals_single_process_parsing(local_ray, tiny_model) -> N
     from spandep.integrations.ray_data import parse_dataset
 
     sentences = [Sentence.from_tokens(s.forms) for s in read_conllu(DEV)]  # what the rows carry: forms only
+    sentences.append(Sentence.from_tokens(["A", "very" * 20 + "long", "word"]))  # batches of different string widths
     rows = [{"id": i, "tokens": s.forms} for i, s in enumerate(sentences)]
     ds = local_ray.data.from_items(rows, override_num_blocks=3)
     got = sorted(parse_dataset(ds, model=str(tiny_model), actors=2, batch_size=4).take_all(), key=lambda r: r["id"])

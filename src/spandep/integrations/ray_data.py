@@ -35,9 +35,13 @@ OUTPUT_COLUMNS = ("heads", "deprels", "upos")
 
 
 def _object_column(rows: list[list[Any]]) -> np.ndarray:
-    """A column of variable-length lists as Ray's numpy batches hold them (an object array of arrays)."""
+    """A column of variable-length lists as an object array of Python lists: Arrow stores it as a list column.
+
+    (Numpy string arrays would carry a fixed width per batch, and Ray cannot concatenate batches whose widths
+    differ.)"""
     column = np.empty(len(rows), dtype=object)  # (batch,)
-    column[:] = [np.asarray(r) for r in rows]
+    for i, row in enumerate(rows):
+        column[i] = list(row)
     return column
 
 
