@@ -54,6 +54,10 @@ def _decoding(r: dict[str, Any]) -> str:
     if not opts:
         return r.get("decoder") or "–"
     extra = "".join(f", {name}" for name in ("retrieval", "mutual") if opts.get(name))
+    if opts.get("arc_weight"):
+        extra += f", word arcs ×{opts['arc_weight']}"
+    if opts.get("label_source") == "word":
+        extra += ", word-head labels"
     return f"{opts['decoder']} (k={opts['k']}, λ={opts['lam']}{extra})"
 
 
