@@ -87,9 +87,11 @@ def main() -> None:
 
     gold = [[(w, *span) for w, span in enumerate(hull_spans([int(h or 0) for h in s.heads]), start=1)] for s in dev]
     rows, recalls = [], []
+    swept: dict[int, list[ScoredSentence]] = {}  # k -> the sweep's scores (with retrieval, mutual term on)
     for k in args.ks:
         t0 = time.perf_counter()
         scored, stats = score_spans(model, dev, k=k, retrieval=True, batch_tokens=args.batch_tokens)
+        swept[k] = scored
         seconds = time.perf_counter() - t0
         recalls.append({"k": k, "recall": recall(scored, gold, False), "recall_retrieval": recall(scored, gold, True),
                         "queries": stats.queries, "retrieved_spans": stats.retrieved_spans, "score_seconds": round(seconds, 1)})
@@ -110,10 +112,14 @@ def main() -> None:
     print("best on dev:", json.dumps(best))
 
     def rescore(setting: dict[str, object], **change: object) -> dict[str, object]:
-        """``setting`` decoded again with ``change`` applied (a model pass only when ``mutual`` changes)."""
+        """``setting`` decoded again with ``change`` applied (a model pass only when ``mutual`` is off: the sweep's
+        scores, kept per k, have the mutual term)."""
         s = {key: setting[key] for key in ("k", "retrieval", "decoder", "lam", "arc_weight", "label_source", "mutual")}
         s.update(change)
-        scored, _ = score_spans(model, dev, k=s["k"], retrieval=s["retrieval"], batch_tokens=args.batch_tokens, mutual=s["mutual"])  # type: ignore[arg-type]
+        if s["mutual"]:
+            scored = swept[s["k"]] if s["retrieval"] else [proposals_only(sc) for sc in swept[s["k"]]]  # type: ignore[index]
+        else:
+            scored, _ = score_spans(model, dev, k=s["k"], retrieval=s["retrieval"], batch_tokens=args.batch_tokens, mutual=False)  # type: ignore[arg-type]
         results, _ = decode_scored(scored, model.labels, s["lam"], s["decoder"], model.linker.allow_root_in_span,  # type: ignore[arg-type]
                                    s["arc_weight"], s["label_source"])  # type: ignore[arg-type]
         return score(results, **s)
