@@ -66,19 +66,20 @@ def main() -> None:
                     help="weights of the word scorer's head log-probs (models with a word scorer only)")
     ap.add_argument("--batch-tokens", type=int, default=4000)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="cpu", help="cpu, cuda or auto")
     ap.add_argument("--out", help="JSON file for all results")
     ap.add_argument("--write-model", action="store_true", help="store the best setting as the model's default")
     ap.add_argument("--ablate-mutual", action="store_true", help="also score the best setting without the mutual term")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    model = load_model(args.model)
+    model = load_model(args.model, args.device)
     if model.model_type != "span":
         raise SystemExit(f"{args.model} is a {model.model_type} model; this sweep is for span models")
     arc_weights = args.arc_weights if model.word_scorer is not None else [0.0]
     dev = list(read_conllu(args.dev))
 
     def score(results: list[tuple[list[int], list[str]]], **setting: object) -> dict[str, object]:
-        report = evaluate(dev, [with_tree(s, h, r) for s, (h, r) in zip(dev, results)])
+        report = evaluate(dev, [with_tree(s, p.heads, p.labels) for s, p in zip(dev, results)])
         return {**setting, "UAS": report.uas, "LAS": report.las, "UAS_nopunct": report.uas_no_punct,
                 "LAS_nopunct": report.las_no_punct}
 

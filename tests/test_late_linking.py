@@ -118,6 +118,6 @@ def test_span_parser_with_late_linker_parses_every_sentence() -> None:
     sentences = [Sentence.from_tokens(f) for f in forms] + [Sentence.from_tokens([])]
     for decoder in ("dp", "mst"):
         results, stats = parse_spans(parser, sentences, k=2, decoder=decoder)  # type: ignore[arg-type]
-        assert [len(h) for h, _ in results] == [6, 1, 40, 0]
-        assert all(tree_problems(h) == [] for h, _ in results[:3])
+        assert [len(p.heads) for p in results] == [6, 1, 40, 0]
+        assert all(tree_problems(p.heads) == [] for p in results[:3])
         assert stats.too_long == 0 and stats.queries > 0

@@ -50,8 +50,8 @@ def test_oracle_word_arcs_decide_the_tree_when_spans_and_links_are_uninformative
         arc = np.full((n + 1, n + 1), -10.0)  # (1 + n, 1 + n)
         arc[np.arange(1, n + 1), heads] = 0.0
         sc = ScoredSentence(n, cands, cands.size, structural_link(cands), np.zeros((cands.size, n + 1), dtype=int), word_scores(arc))
-        (got, _), = decode_scored([sc], ["a", "b", "c"], 1.0, decoder, arc_weight=1.0)[0]  # type: ignore[arg-type]
-        assert got == heads
+        (parse,) = decode_scored([sc], ["a", "b", "c"], 1.0, decoder, arc_weight=1.0)[0]  # type: ignore[arg-type]
+        assert parse.heads == heads
 
 
 def test_word_options_need_a_word_scorer() -> None:

@@ -17,6 +17,7 @@ def train(
     epochs: Optional[int] = typer.Option(None, help="Overrides [training] epochs."),
     max_train_sentences: Optional[int] = typer.Option(None, help="Use only the first N training sentences (smoke runs)."),
     threads: Optional[int] = typer.Option(None, help="Torch CPU threads; overrides [training] threads."),
+    device: Optional[str] = typer.Option(None, help="cpu, cuda, cuda:N or auto; overrides [training] device."),
 ) -> None:
     """Train a model; the best checkpoint on dev is written to OUTPUT/model. Interrupted runs resume."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
@@ -25,7 +26,7 @@ def train(
         from spandep.training.trainer import Trainer
 
         overrides: dict[str, dict[str, Any]] = {
-            "training": {"output": str(output) if output else None, "epochs": epochs, "threads": threads},
+            "training": {"output": str(output) if output else None, "epochs": epochs, "threads": threads, "device": device},
             "data": {"max_train_sentences": max_train_sentences},
         }
         cfg = load_config(config, overrides)

@@ -99,6 +99,7 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         max_pieces: int | None = None,
         pretrained: bool = True,
         freeze_embeddings: bool = True,
+        freeze_layers: int = 0,
     ) -> None:
         super().__init__()
         if pooling not in ("first", "mean"):
@@ -109,6 +110,10 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         # The word-piece embedding matrix is half of a small encoder's weights; fine-tuning it costs a dense
         # gradient and optimiser update per step for little gain, so it is frozen by default.
         self.transformer.get_input_embeddings().weight.requires_grad_(not freeze_embeddings)
+        # Freezing the lowest layers too keeps a shipped model small: frozen weights come from the base package.
+        self.freeze_layers = freeze_layers
+        for layer in self._layers()[:freeze_layers]:
+            layer.requires_grad_(False)
         self.pooling = pooling
         self.mix_layers = min(mix_layers, cfg.num_hidden_layers)
         self.mix = ScalarMix(self.mix_layers)
@@ -199,6 +204,13 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
             rows.append(torch.cat([hidden, hidden.new_zeros(row.numel() - length, hidden.size(-1))]))  # (pieces, hidden)
         return torch.stack(rows)  # (batch, pieces, hidden)
 
+    def _layers(self) -> nn.ModuleList:
+        """The transformer's layer stack (BERT-like models: ``encoder.layer``)."""
+        layers = getattr(getattr(self.transformer, "encoder", None), "layer", None)
+        if not isinstance(layers, nn.ModuleList):
+            raise ValueError(f"freeze_layers needs a BERT-like model with encoder.layer; {self.model_name!r} has none")
+        return layers
+
     def _run(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         out = self.transformer(input_ids=input_ids, attention_mask=mask.long(), output_hidden_states=True)
         return self.mix(list(out.hidden_states[-self.mix_layers :]))  # (batch, pieces, hidden)
@@ -218,9 +230,9 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         )  # (n_windows, max_pieces)
         hidden = self._run(windows, torch.ones_like(windows, dtype=torch.bool))  # (n_windows, max_pieces, hidden)
         result = hidden.new_zeros(row.numel(), hidden.size(-1))  # (pieces, hidden)
-        best = torch.full((n,), -1.0)
+        best = torch.full((n,), -1.0, device=row.device)
         for w, s in enumerate(starts):
-            pos = torch.arange(s, s + size)  # (size,)
+            pos = torch.arange(s, s + size, device=row.device)  # (size,)
             centrality = torch.minimum(pos - s, s + size - 1 - pos).float()  # (size,)
             take = centrality > best[pos]  # (size,)
             result[1 + pos[take]] = hidden[w, 1 + (pos[take] - s)]
@@ -233,14 +245,14 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         n_words = batch["word_mask"].size(1)
         index = batch["piece_word"]  # (batch, pieces)
         if self.pooling == "first":
-            pos = torch.arange(index.size(1)).expand_as(index)  # (batch, pieces)
-            first = torch.full((index.size(0), n_words + 1), index.size(1) - 1, dtype=torch.long)  # (batch, words + 1)
+            pos = torch.arange(index.size(1), device=index.device).expand_as(index)  # (batch, pieces)
+            first = torch.full((index.size(0), n_words + 1), index.size(1) - 1, dtype=torch.long, device=index.device)  # (batch, words + 1)
             first = first.scatter_reduce(1, index, pos, reduce="amin")[:, :n_words]  # (batch, 1 + words)
             words = pieces.gather(1, first.unsqueeze(-1).expand(-1, -1, pieces.size(-1)))  # (batch, 1 + words, hidden)
         else:
             summed = pieces.new_zeros(index.size(0), n_words + 1, pieces.size(-1))  # (batch, words + 1, hidden)
             summed.scatter_add_(1, index.unsqueeze(-1).expand_as(pieces), pieces)
-            counts = torch.zeros(index.size(0), n_words + 1).scatter_add_(1, index, torch.ones(index.shape))  # (batch, words+1)
+            counts = pieces.new_zeros(index.size(0), n_words + 1).scatter_add_(1, index, pieces.new_ones(index.shape))  # (batch, words+1)
             words = (summed / counts.clamp(min=1).unsqueeze(-1))[:, :n_words]  # (batch, 1 + words, hidden)
         words = self.dropout(words)
         if self.upos_embed is not None:
@@ -259,4 +271,5 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
             "upos_dim": self.upos_dim,
             "max_pieces": self.max_pieces,
             "freeze_embeddings": self.freeze_embeddings,
+            "freeze_layers": self.freeze_layers,
         }

@@ -37,6 +37,7 @@ from spandep.models.biaffine import BiaffineScorer
 from spandep.models.late_linking import LateSpanLinker
 from spandep.models.span_linking import LinkScorer, SpanLinker
 from spandep.models.span_proposal import SpanProposal, gold_span_targets
+from spandep.models.tagger import UposTagger
 
 __all__ = ["LINK_FORMATS", "SpanParser", "build_linker"]
 
@@ -78,6 +79,7 @@ class SpanParser(nn.Module):
     linker: LinkScorer
     inference: dict[str, Any]  # default inference settings (INFERENCE_DEFAULTS' keys), chosen on dev
     word_scorer: BiaffineScorer | None
+    tagger: UposTagger | None
 
     def __init__(
         self,
@@ -92,6 +94,7 @@ class SpanParser(nn.Module):
         inference: dict[str, Any] | None = None,
         linker_assets: str | None = None,
         word_scorer: dict[str, Any] | None = None,
+        tagger: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
         if not 0.0 < query_rate <= 1.0:
@@ -107,6 +110,7 @@ class SpanParser(nn.Module):
         self.max_queries = max_queries
         self.noisy_rate = noisy_rate
         self.word_scorer = BiaffineScorer(encoder.out_dim, len(self.labels), **word_scorer) if word_scorer is not None else None
+        self.tagger = UposTagger(encoder.out_dim, **tagger) if tagger is not None else None
         self.inference = {**INFERENCE_DEFAULTS, **(inference or {})}
         check_inference(self.inference, has_word_scorer=self.word_scorer is not None)
 
@@ -116,13 +120,16 @@ class SpanParser(nn.Module):
         x = self.encoder(batch)  # (batch, 1 + n, d)
         word_mask = batch["word_mask"]  # (batch, 1 + n)
         lengths = word_mask.sum(1) - 1  # (batch,)
-        heads = [batch["heads"][b, 1 : int(n) + 1].tolist() for b, n in enumerate(lengths)]
-        rels = [batch["rels"][b, 1 : int(n) + 1].tolist() for b, n in enumerate(lengths)]
+        gold_heads, gold_rels, n_words = batch["heads"].tolist(), batch["rels"].tolist(), lengths.tolist()
+        heads = [row[1 : n + 1] for row, n in zip(gold_heads, n_words)]
+        rels = [row[1 : n + 1] for row, n in zip(gold_rels, n_words)]
         s_start, s_end = self.proposal(x, word_mask)  # (batch, 1 + n, 1 + n) each
         gold_start, gold_end = gold_span_targets(heads, x.size(1))  # (batch, 1 + n) each
         loss = self.proposal.loss(s_start, s_end, gold_start.to(x.device), gold_end.to(x.device), word_mask)
         if self.word_scorer is not None:
             loss = loss + self.word_scorer.scorer_loss(x, batch)
+        if self.tagger is not None:
+            loss = loss + self.tagger.loss(x, batch["upos_gold"])
         spans, sentence = self._training_queries(s_start.detach(), s_end.detach(), gold_start, gold_end, word_mask)
         targets = self.linker.link_targets([heads[b] for b in sentence], [rels[b] for b in sentence], spans, x.size(1))
         if self.linker.needs_word_vectors:
@@ -176,5 +183,6 @@ class SpanParser(nn.Module):
             "noisy_rate": self.noisy_rate,
             "inference": dict(self.inference),
             "word_scorer": self.word_scorer.hparams if self.word_scorer is not None else None,
+            "tagger": self.tagger.hparams if self.tagger is not None else None,
         }
 

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import torch
 from safetensors.torch import load_file, save_file
 
 from spandep import __version__
@@ -84,7 +85,7 @@ def save_model(
             "encoder": model.encoder.export_config(),
             "training": training or {},
         }
-        state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+        state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
         if compact:
             omitted = frozen_base_keys(model)
             state = {k: (v.half() if v.is_floating_point() else v) for k, v in state.items() if k not in omitted}
@@ -108,8 +109,22 @@ def save_model(
         raise
 
 
-def load_model(directory: str | Path) -> Parser:
-    """Load a saved model folder for inference (eval mode)."""
+def resolve_device(name: str) -> torch.device:
+    """``cpu``, ``cuda``, ``cuda:N`` (or ``auto``: CUDA when there is one) as a device, with a clear error for
+    a device this machine lacks."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError as exc:
+        raise ModelError(f"unknown device {name!r}; use cpu, cuda, cuda:N or auto") from exc
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ModelError(f"device {name!r} asked for but torch sees no CUDA GPU here; use --device cpu")
+    return device
+
+
+def load_model(directory: str | Path, device: str = "cpu") -> Parser:
+    """Load a saved model folder for inference (eval mode) onto ``device``."""
     directory = Path(directory)
     cfg_path = directory / "config.json"
     if not cfg_path.is_file():
@@ -145,4 +160,4 @@ def load_model(directory: str | Path) -> Parser:
         raise ModelError(f"{directory}: weights do not match the config (missing {sorted(set(missing) - expected_missing)[:5]}, unexpected {unexpected[:5]})")
     model.eval()
     model.config = config  # type: ignore[attr-defined]
-    return model
+    return model.to(resolve_device(device))

@@ -17,6 +17,7 @@ from spandep.data.batching import token_batches
 from spandep.data.sentence import Sentence
 from spandep.decoding import eisner, mst
 from spandep.encoders.base import batch_cost, sentence_features
+from spandep.pipeline.parse_result import Parse
 
 if TYPE_CHECKING:
     from spandep.models.biaffine import BiaffineParser
@@ -59,8 +60,9 @@ def predict_sentences(
     decoder: str | None = None,
     span_options: dict[str, Any] | None = None,
     stats: InferenceStats | None = None,
-) -> list[tuple[list[int], list[str]]]:
-    """Heads and labels of each sentence, in order, for either model type.
+) -> list[Parse]:
+    """Heads and labels (and UPOS, for a model with a tagging head) of each sentence, in order, for either model
+    type.
 
     ``span_options`` override a span model's saved inference settings (``k``, ``lam``, ``retrieval``, ``mutual``,
     ``arc_weight``, ``label_source``); ``stats``
@@ -91,32 +93,38 @@ def predict_arcs(
     features: Sequence[dict[str, Any]],
     batch_tokens: int = 4000,
     decoder: str = "mst",
-) -> list[tuple[list[int], list[str]]]:
+) -> list[Parse]:
     """Heads and labels for each featurised sentence, in the order given."""
     decode = DECODERS[decoder]
-    results: list[tuple[list[int], list[str]]] = [([], []) for _ in features]
+    results = [Parse([], []) for _ in features]
     lengths = [f["n_words"] for f in features]
     todo = [i for i, k in enumerate(lengths) if k > 0]
     was_training = model.training
+    device = next(model.parameters()).device
     model.eval()
     with torch.inference_mode():
         for batch_ids in token_batches([batch_cost(features[i]) for i in todo], batch_tokens):
             idx = [todo[j] for j in batch_ids]
-            batch = model.encoder.collate([features[i] for i in idx])
+            batch = {key: v.to(device) for key, v in model.encoder.collate([features[i] for i in idx]).items()}
             s_arc, rel_reps = model(batch)  # (batch, 1 + n, 1 + n)
             n = torch.tensor([lengths[i] for i in idx])  # (batch,)
             heads = decode(s_arc.log_softmax(-1), n)  # (batch, 1 + n)
             labels = model.label_scores(rel_reps, heads).argmax(-1)  # (batch, 1 + n)
             for row, i in enumerate(idx):
                 k = lengths[i]
-                results[i] = (heads[row, 1 : k + 1].tolist(), [model.labels[j] for j in labels[row, 1 : k + 1].tolist()])
+                results[i] = Parse(heads[row, 1 : k + 1].tolist(), [model.labels[j] for j in labels[row, 1 : k + 1].tolist()])
     model.train(was_training)
     return results
 
 
-def with_tree(sentence: Sentence, heads: list[int], labels: list[str]) -> Sentence:
-    """A copy of ``sentence`` with HEAD and DEPREL replaced; every other column and line is kept."""
-    words = [replace(w, head=h, deprel=r) for w, h, r in zip(sentence.words, heads, labels)]
+def with_tree(sentence: Sentence, heads: list[int], labels: list[str], upos: list[str] | None = None) -> Sentence:
+    """A copy of ``sentence`` with HEAD and DEPREL replaced, and UPOS filled in from ``upos`` where it was ``_``;
+    every other column and line is kept."""
+    tags = upos if upos is not None else [None] * len(sentence.words)
+    words = [
+        replace(w, head=h, deprel=r, upos=w.upos if t is None or w.upos != "_" else t)
+        for w, h, r, t in zip(sentence.words, heads, labels, tags)
+    ]
     return replace(sentence, words=words)
 
 
@@ -133,5 +141,5 @@ def parse_stream(
     it = iter(sentences)
     while chunk := list(islice(it, chunk_size)):
         results = predict_sentences(model, chunk, batch_tokens, decoder, span_options, stats)
-        for s, (heads, labels) in zip(chunk, results):
-            yield with_tree(s, heads, labels)
+        for s, parse in zip(chunk, results):
+            yield with_tree(s, *parse)

@@ -40,6 +40,8 @@ from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
 from spandep.models.biaffine import BiaffineScorer
 from spandep.models.span_linking import LinkerOutput, LinkScorer
 from spandep.models.span_proposal import SpanProposal, topk_spans
+from spandep.models.tagger import UposTagger
+from spandep.pipeline.parse_result import Parse
 
 __all__ = [
     "InferenceStats",
@@ -70,6 +72,7 @@ class SpanParserParts:
     linker: LinkScorer
     labels: list[str]
     word_scorer: BiaffineScorer | None = None
+    tagger: UposTagger | None = None
 
 
 @dataclass
@@ -166,6 +169,7 @@ class _Sent:
     cands: SpanCandidates | None = None
     rows: dict[int, dict[str, torch.Tensor]] | None = None  # candidate index → its query's output slices
     words: WordScores | None = None
+    upos: list[str] | None = None  # the tagging head's UPOS, when the model has one
 
 
 def _device(module: torch.nn.Module) -> torch.device:
@@ -193,11 +197,13 @@ def _propose(parts: SpanParserParts, sents: list[_Sent], sentences: Sequence[Sen
             s_arc, (rel_dep, rel_head) = parts.word_scorer.score(x, batch["word_mask"])  # (batch, 1 + n, 1 + n)
             word_arc = s_arc.float().log_softmax(-1).cpu().numpy().astype(np.float64)  # (batch, 1 + n, 1 + n)
             rel_dep, rel_head = rel_dep.cpu(), rel_head.cpu()  # (batch, 1 + n, rel_mlp) each
+        tags = parts.tagger.predict(x, batch["word_mask"]) if parts.tagger is not None else None
         for row, i in enumerate(idx):
             m = sents[i].n + 1
             sents[i].start_lp = start_np[row, :m, :m]
             sents[i].end_lp = end_np[row, :m, :m]
             sents[i].word_spans = spans[row]
+            sents[i].upos = tags[row] if tags is not None else None
             if word_arc is not None:
                 sents[i].words = WordScores(word_arc[row, :m, :m], rel_dep[row, :m], rel_head[row, :m], parts.word_scorer)  # type: ignore[arg-type]
             if parts.linker.needs_word_vectors:
@@ -286,9 +292,11 @@ class WordScores:
     def labels_at(self, heads: np.ndarray) -> np.ndarray:
         """Best label id of each word ``1..n`` at ``heads (1 + n,)`` → ``(n,)``."""
         with torch.inference_mode():
-            at = torch.as_tensor(heads, dtype=torch.long).unsqueeze(0)  # (1, 1 + n)
-            scores = self.scorer.label_scores((self.rel_dep.unsqueeze(0), self.rel_head.unsqueeze(0)), at)  # (1, 1 + n, labels)
-        return scores[0, 1:].argmax(-1).numpy()  # (n,)
+            device = next(self.scorer.parameters()).device
+            at = torch.as_tensor(heads, dtype=torch.long, device=device).unsqueeze(0)  # (1, 1 + n)
+            reps = (self.rel_dep.to(device).unsqueeze(0), self.rel_head.to(device).unsqueeze(0))  # 2 × (1, 1 + n, rel_mlp)
+            scores = self.scorer.label_scores(reps, at)  # (1, 1 + n, labels)
+        return scores[0, 1:].argmax(-1).cpu().numpy()  # (n,)
 
 
 @dataclass
@@ -298,7 +306,8 @@ class ScoredSentence:
     ``cands`` the final candidate spans (``None`` for an empty sentence); ``proposed`` how many of them (ROOT's
     included) came from the proposal, the rest were added by retrieval; ``link (S, S)`` the link scores ``[parent,
     child]`` and ``labels (S, 1 + n)`` the best label id of each candidate's query at each parent root, both ``None``
-    when the sentence took the too-long fallback; ``words`` the word scorer's scores when the model has one.
+    when the sentence took the too-long fallback; ``words`` the word scorer's scores when the model has one;
+    ``upos`` the tagging head's tags when the model has one.
     """
 
     n: int
@@ -307,6 +316,7 @@ class ScoredSentence:
     link: np.ndarray | None = None
     labels: np.ndarray | None = None
     words: WordScores | None = None
+    upos: list[str] | None = None
 
 
 def score_spans(
@@ -325,8 +335,7 @@ def score_spans(
     stats = InferenceStats(sentences=len(sentences))
     sents = [_Sent(n=len(s)) for s in sentences]
     modules: tuple[torch.nn.Module, ...] = (parts.encoder, parts.proposal, linker)
-    if parts.word_scorer is not None:
-        modules += (parts.word_scorer,)
+    modules += tuple(m for m in (parts.word_scorer, parts.tagger) if m is not None)
     was_training = [m.training for m in modules]
     for m in modules:
         m.eval()
@@ -377,6 +386,7 @@ def score_spans(
             for st, out_row in zip(sents, scored):
                 out_row.cands = st.cands
                 out_row.words = st.words
+                out_row.upos = st.upos
                 if st.n == 0 or not st.fits:
                     continue
                 assert st.cands is not None and st.rows is not None
@@ -400,8 +410,8 @@ def decode_scored(
     allow_root_in_span: bool = False,
     arc_weight: float = 0.0,
     label_source: Literal["linker", "word"] = "linker",
-) -> tuple[list[tuple[list[int], list[str]]], int]:
-    """Step 5: a tree per scored sentence, and how many ``span_dp`` calls fell back to ``span_mst``.
+) -> tuple[list[Parse], int]:
+    """Step 5: a tree (and the tagger's UPOS, if any) per scored sentence, and how many ``span_dp`` calls fell back to ``span_mst``.
 
     ``arc_weight`` and ``label_source="word"`` use the word scorer's scores (step 4; ``ValueError`` without them).
     Sentences without link scores (too long for the linker) are decoded with :func:`structural_link` and get the
@@ -412,17 +422,17 @@ def decode_scored(
         raise ValueError(f"label_source must be 'linker' or 'word', not {label_source!r}")
     decode = span_dp if decoder == "dp" else span_mst
     root_label, other_label = _fallback_labels(labels)
-    results: list[tuple[list[int], list[str]]] = []
+    results: list[Parse] = []
     fallbacks = 0
     for sc in scored:
         if sc.n == 0:
-            results.append(([], []))
+            results.append(Parse([], [], [] if sc.upos is not None else None))
             continue
         assert sc.cands is not None
         if sc.link is None or sc.labels is None:
             res = decode(sc.cands, structural_link(sc.cands, allow_root_in_span), 1.0)
             heads = res.heads[1:].tolist()
-            results.append((heads, [root_label if h == 0 else other_label for h in heads]))
+            results.append(Parse(heads, [root_label if h == 0 else other_label for h in heads], sc.upos))
             continue
         if (arc_weight or label_source == "word") and sc.words is None:
             raise ValueError("arc_weight and label_source='word' need a model trained with a word scorer")
@@ -438,7 +448,7 @@ def decode_scored(
             chosen = sc.words.labels_at(res.heads)  # (n,)
         else:
             chosen = sc.labels[res.chosen[1:], res.heads[1:]]  # (n,) label of each word's chosen query at its head
-        results.append((res.heads[1:].tolist(), [labels[int(j)] for j in chosen]))
+        results.append(Parse(res.heads[1:].tolist(), [labels[int(j)] for j in chosen], sc.upos))
     return results, fallbacks
 
 
@@ -453,14 +463,14 @@ def parse_spans(
     mutual: bool = True,
     arc_weight: float = 0.0,
     label_source: Literal["linker", "word"] = "linker",
-) -> tuple[list[tuple[list[int], list[str]]], InferenceStats]:
-    """Heads and labels of every sentence (input order), and the counters of the run.
+) -> tuple[list[Parse], InferenceStats]:
+    """Heads, labels (and UPOS, with a tagging head) of every sentence (input order), and the run's counters.
 
     ``k`` spans proposed per word; ``lam`` weighs the link scores against the span scores; ``decoder`` ``"dp"``
     (projective, Algorithm 1) or ``"mst"`` (non-projective); ``retrieval`` adds each query's argmax parent span;
     ``batch_tokens`` is the padded-token budget of encoder and query batches; ``mutual`` adds the child-side score;
     ``arc_weight`` and ``label_source`` use the model's word scorer (module docstring, step 4).
-    Empty sentences get ``([], [])``; every other sentence gets a valid tree.
+    Empty sentences get empty lists; every other sentence gets a valid tree.
     """
     if decoder not in ("dp", "mst"):
         raise ValueError(f"decoder must be 'dp' or 'mst', not {decoder!r}")

@@ -31,6 +31,7 @@ class ParserFactory:
     decoder: str | None = None
     span_options: dict[str, Any] = field(default_factory=dict)
     threads: int = 1
+    device: str = "cpu"
 
     def load(self) -> Any:
         """Load the model in this process (``threads`` torch threads)."""
@@ -40,7 +41,7 @@ class ParserFactory:
 
         if self.threads:
             torch.set_num_threads(self.threads)
-        return load_model(resolve_model_dir(self.model))
+        return load_model(resolve_model_dir(self.model), self.device)
 
     def parse_chunk(self, model: Any, chunk: list[Sentence]) -> tuple[list[Sentence], InferenceStats]:
         """Parse one chunk with a loaded model (the same call ``parse_stream`` makes per chunk) and its counters."""

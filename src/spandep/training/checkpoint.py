@@ -34,11 +34,11 @@ def save_checkpoint(
     step = int(meta["step"])
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        tensors = {f"model.{k}": v.detach().contiguous().clone() for k, v in model.state_dict().items()}
+        tensors = {f"model.{k}": v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
         opt_state = optimizer.state_dict()
         for pid, state in opt_state["state"].items():
             for key, value in state.items():
-                tensors[f"optim.{pid}.{key}"] = torch.as_tensor(value).detach().contiguous().clone()
+                tensors[f"optim.{pid}.{key}"] = torch.as_tensor(value).detach().cpu().contiguous().clone()
         tensors["rng.torch"] = torch.get_rng_state()
         name = f"ckpt-{step}"
         tmp = directory / f".{name}.safetensors.tmp"

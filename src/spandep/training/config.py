@@ -31,6 +31,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "min_freq": 2,
         "pretrained": True,
         "freeze_embeddings": True,
+        "freeze_layers": 0,  # also freeze the lowest N transformer layers (they then need not ship with the model)
     },
     "model": {
         "type": "biaffine",
@@ -48,6 +49,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "span_decoder": "dp",
         "retrieval": True,
         "word_scorer": False,  # true (default sizes) or a table of BiaffineScorer sizes: a word-level head
+        "tagger": False,  # true: a UPOS tagging head trained jointly (tags taken from the training data)
     },
     "training": {
         "output": None,
@@ -65,16 +67,17 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "threads": 0,
         "checkpoint_every": 200,
         "eval_batch_tokens": 4000,
+        "device": "cpu",  # cpu, cuda, cuda:N or auto; the checkpoints and the saved model are the same either way
     },
 }
 
 MODEL_KEYS = {
     "biaffine": {"type", "arc_mlp", "rel_mlp", "mlp_dropout"},
-    "span": {"type", "span_mlp", "span_dropout", "query_rate", "max_queries", "noisy_rate", "linker", "k", "lam", "span_decoder", "retrieval", "word_scorer"},
+    "span": {"type", "span_mlp", "span_dropout", "query_rate", "max_queries", "noisy_rate", "linker", "k", "lam", "span_decoder", "retrieval", "word_scorer", "tagger"},
 }
 
 ENCODER_KEYS = {
-    "transformer": {"type", "model", "pooling", "mix_layers", "dropout", "use_upos", "upos_dim", "pretrained", "freeze_embeddings"},
+    "transformer": {"type", "model", "pooling", "mix_layers", "dropout", "use_upos", "upos_dim", "pretrained", "freeze_embeddings", "freeze_layers"},
     "bilstm": {"type", "word_dim", "char_dim", "char_out", "hidden", "layers", "dropout", "use_upos", "upos_dim", "min_freq"},
 }
 

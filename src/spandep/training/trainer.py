@@ -30,7 +30,8 @@ from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
 from spandep.evaluation.metrics import evaluate
 from spandep.models.biaffine import BiaffineParser
 from spandep.models.span_parser import SpanParser
-from spandep.pipeline.model_io import save_model
+from spandep.models.tagger import NO_TAG
+from spandep.pipeline.model_io import resolve_device, save_model
 from spandep.pipeline.predict import predict_sentences, with_tree
 from spandep.training.checkpoint import load_checkpoint, save_checkpoint
 
@@ -59,7 +60,7 @@ def build_encoder_from(cfg: dict[str, Any], train: list[Sentence]) -> WordEncode
         return TransformerEncoder(
             model=enc["model"], pooling=enc["pooling"], mix_layers=enc["mix_layers"], dropout=enc["dropout"],
             upos_vocab=upos_vocab, upos_dim=enc["upos_dim"], pretrained=enc["pretrained"],
-            freeze_embeddings=enc["freeze_embeddings"],
+            freeze_embeddings=enc["freeze_embeddings"], freeze_layers=enc["freeze_layers"],
         )
     from spandep.encoders.bilstm import BiLSTMEncoder
 
@@ -88,6 +89,7 @@ def build_parser(cfg: dict[str, Any], train: list[Sentence], labels: list[str]) 
             encoder, labels, linker=m["linker"], span_mlp=m["span_mlp"], span_dropout=m["span_dropout"],
             query_rate=m["query_rate"], max_queries=m["max_queries"], noisy_rate=m["noisy_rate"], inference=inference,
             word_scorer=word_scorer_options(m["word_scorer"]),
+            tagger={"tags": build_vocab(t for s in train for t in s.upos if t != "_")} if m["tagger"] else None,
         )
     return BiaffineParser(encoder, labels, arc_mlp=m["arc_mlp"], rel_mlp=m["rel_mlp"], mlp_dropout=m["mlp_dropout"])
 
@@ -128,7 +130,8 @@ class Trainer:
         self.dev = read_treebank(data["dev"], data["format"])
         labels = build_vocab(r for s in self.train for r in s.deprels)
         self.label_index = {r: i for i, r in enumerate(labels)}
-        self.model = build_parser(cfg, self.train, labels)
+        self.device = resolve_device(tr["device"])
+        self.model = build_parser(cfg, self.train, labels).to(self.device)
         linker = getattr(self.model, "linker", None)
         self.query_states = linker is not None and not linker.needs_word_vectors  # a faithful linker's pieces
         self.train_feats = [self._features(s) for s in tqdm(self.train, desc="featurise train", leave=False)]
@@ -141,6 +144,8 @@ class Trainer:
         f = sentence_features(self.model.encoder, s.forms, s.upos)
         f["heads"] = np.asarray([0] + [int(h or 0) for h in s.heads], dtype=np.int64)  # trees checked on reading
         f["rels"] = np.asarray([0] + [self.label_index[r] for r in s.deprels], dtype=np.int64)
+        if getattr(self.model, "tagger", None) is not None:
+            f["upos_gold"] = np.asarray([NO_TAG] + self.model.tagger.gold_ids(s.upos), dtype=np.int64)  # type: ignore[union-attr]
         if self.query_states:
             f["query_state"] = self.model.linker.prepare(s.forms, s.upos, None)  # type: ignore[union-attr, operator]
         return f
@@ -149,19 +154,22 @@ class Trainer:
         feats = [self.train_feats[i] for i in idx]
         batch: dict[str, Any] = dict(self.model.encoder.collate(feats))
         width = batch["word_mask"].size(1)
-        for key in ("heads", "rels"):
-            t = torch.zeros(len(feats), width, dtype=torch.long)  # (batch, 1 + n)
+        for key in ("heads", "rels", "upos_gold"):
+            if key not in feats[0]:
+                continue
+            t = torch.full((len(feats), width), NO_TAG if key == "upos_gold" else 0, dtype=torch.long)  # (batch, 1 + n)
             for b, f in enumerate(feats):
                 t[b, : len(f[key])] = torch.from_numpy(f[key])
             batch[key] = t
+        batch = {key: v.to(self.device) for key, v in batch.items()}
         if self.query_states:
             batch["query_states"] = [f["query_state"] for f in feats]
         return batch
 
     def evaluate_dev(self) -> dict[str, float]:
         decoder = None if self.model.model_type == "span" else self.cfg["training"]["decoder"]
-        arcs = predict_sentences(self.model, self.dev, self.cfg["training"]["eval_batch_tokens"], decoder)
-        pred = [with_tree(s, h, r) for s, (h, r) in zip(self.dev, arcs)]
+        parses = predict_sentences(self.model, self.dev, self.cfg["training"]["eval_batch_tokens"], decoder)
+        pred = [with_tree(s, p.heads, p.labels) for s, p in zip(self.dev, parses)]
         r = evaluate(self.dev, pred)
         return {"UAS": r.uas or 0.0, "LAS": r.las or 0.0, "UAS_nopunct": r.uas_no_punct or 0.0, "LAS_nopunct": r.las_no_punct or 0.0}
 

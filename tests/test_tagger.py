@@ -1,0 +1,100 @@
+"""The joint UPOS head, freezing encoder layers for a small shipped model, and device selection."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+import torch
+
+from conftest import DEV, TINY_SPAN, TRAIN, write_config
+from spandep.data.conllu import read_conllu
+from spandep.errors import ModelError
+from spandep.models.tagger import NO_TAG, UposTagger
+from spandep.pipeline.model_io import load_model, resolve_device, save_model
+from spandep.pipeline.predict import parse_stream
+from spandep.training.config import load_config
+from spandep.training.trainer import Trainer
+
+
+def test_unknown_gold_tags_are_ignored_by_the_loss() -> None:
+    tagger = UposTagger(4, ["NOUN", "VERB"], dropout=0.0)
+    assert tagger.gold_ids(["VERB", "_", "X"]) == [1, NO_TAG, NO_TAG]
+    x = torch.randn(1, 4, 4, requires_grad=True)  # (batch, 1 + n, d)
+    known = torch.tensor([[NO_TAG, 0, NO_TAG, NO_TAG]])  # (batch, 1 + n): only word 1 has a gold tag
+    expected = torch.nn.functional.cross_entropy(tagger(x)[0, 1:2], torch.tensor([0]))
+    assert torch.allclose(tagger.loss(x, known), expected)
+    nothing = tagger.loss(x, torch.full((1, 4), NO_TAG))
+    nothing.backward()  # no gold tag at all: a zero that still backpropagates
+    assert nothing.item() == 0.0
+
+
+def test_predict_returns_one_known_tag_per_word() -> None:
+    tagger = UposTagger(4, ["NOUN", "VERB", "DET"]).eval()
+    mask = torch.tensor([[True, True, True, False], [True, True, False, False]])  # (batch, 1 + n)
+    tags = tagger.predict(torch.randn(2, 4, 4), mask)
+    assert [len(t) for t in tags] == [2, 1] and all(t in tagger.tags for row in tags for t in row)
+
+
+@pytest.fixture(scope="module")
+def tagged_run(tmp_path_factory, tiny_transformer_dir):
+    """A tiny span parser with a tagging head over the tiny transformer, its lowest layer frozen."""
+    root = tmp_path_factory.mktemp("tagged")
+    cfg_path = write_config(root / "c.toml", root / "run", "transformer", tiny_transformer_dir, pretrained=True,
+                            model=TINY_SPAN + "tagger = true\n", epochs=3)
+    cfg_path.write_text(cfg_path.read_text().replace("mix_layers = 2\n", "mix_layers = 2\nfreeze_layers = 1\n"))
+    trainer = Trainer(load_config(cfg_path))
+    trainer.run()
+    return trainer, root
+
+
+def test_the_tagger_learns_and_fills_only_missing_upos(tmp_path) -> None:
+    cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model=TINY_SPAN + "tagger = true\n", epochs=8, lr=1e-2))
+    trainer = Trainer(cfg)
+    trainer.run()
+    model = trainer.model
+    assert model.tagger is not None and "NOUN" in model.tagger.tags
+    gold = list(read_conllu(TRAIN))  # seen in training: the head must at least fit them
+    blank = [replace(s, words=[replace(w, upos="_") for w in s.words]) for s in gold]
+    tagged = list(parse_stream(model, blank))
+    assert [len(s) for s in tagged] == [len(s) for s in gold]
+    assert all(t in model.tagger.tags for s in tagged for t in s.upos)
+    words = sum(len(s) for s in gold)
+    right = sum(a == b for s, g in zip(tagged, gold) for a, b in zip(s.upos, g.upos))
+    majority = max(sum(t == tag for s in gold for t in s.upos) for tag in model.tagger.tags)
+    assert right > majority, (right, majority, words)  # better than always guessing the most frequent tag
+    kept = list(parse_stream(model, gold))
+    assert [s.upos for s in kept] == [s.upos for s in gold]  # given UPOS is never replaced
+
+
+def test_frozen_layers_do_not_train_and_do_not_ship(tagged_run, tiny_transformer_dir) -> None:
+    trainer, root = tagged_run
+    model = trainer.model
+    layers = model.encoder.transformer.encoder.layer
+    assert not any(p.requires_grad for p in layers[0].parameters())
+    assert all(p.requires_grad for p in layers[1].parameters())
+    from transformers import AutoModel
+
+    pretrained = AutoModel.from_pretrained(tiny_transformer_dir)
+    for (name, p), q in zip(layers[0].named_parameters(), pretrained.encoder.layer[0].parameters()):
+        assert torch.equal(p, q), name  # untouched by three epochs of training
+    save_model(model, root / "compact", compact=True)
+    import json
+
+    shipped = json.loads((root / "compact" / "config.json").read_text())["compact"]["from_base"]
+    assert any(".encoder.layer.0." in k for k in shipped) and not any(".encoder.layer.1." in k for k in shipped)
+    again = load_model(root / "compact")
+    sentences = list(read_conllu(DEV))
+    a = [(s.heads, s.upos) for s in parse_stream(model, sentences)]
+    b = [(s.heads, s.upos) for s in parse_stream(again, sentences)]
+    assert sum(x == y for x, y in zip(a, b)) >= len(a) - 1  # float16 storage may flip a near tie at most
+
+
+def test_device_names_are_checked() -> None:
+    assert resolve_device("cpu") == torch.device("cpu")
+    assert resolve_device("auto").type in ("cpu", "cuda")
+    with pytest.raises(ModelError, match="unknown device"):
+        resolve_device("toaster")
+    if not torch.cuda.is_available():
+        with pytest.raises(ModelError, match="--device cpu"):
+            resolve_device("cuda")
