@@ -349,3 +349,12 @@ def test_handle_errors_uses_exit_code_and_lets_bugs_through():
     assert result.stderr == "spandep: error: cannot write x: disk full\n"
     result = _runner().invoke(app, ["bug"])
     assert result.exit_code == 1 and isinstance(result.exception, RuntimeError)
+
+
+def test_upos_accuracy_counts_words_with_a_gold_tag() -> None:
+    gold = [sent([("I", "PRON", 2, "nsubj"), ("run", "VERB", 0, "root"), ("fast", "_", 2, "advmod")])]
+    pred = [sent([("I", "PRON", 2, "nsubj"), ("run", "NOUN", 0, "root"), ("fast", "ADV", 2, "advmod")])]
+    report = evaluate(gold, pred)
+    assert report.counts["upos_gold"] == 2 and report.counts["upos_correct"] == 1
+    assert report.upos == 50.0
+    assert "UPOS accuracy" in report.format_text()

@@ -11,6 +11,7 @@ from conftest import DEV, TINY_SPAN, TRAIN, write_config
 from spandep.data.conllu import read_conllu
 from spandep.errors import ModelError
 from spandep.models.tagger import NO_TAG, UposTagger
+from spandep.pipeline.int8_storage import dequantize, quantize
 from spandep.pipeline.model_io import load_model, resolve_device, save_model
 from spandep.pipeline.predict import parse_stream
 from spandep.training.config import load_config
@@ -98,3 +99,32 @@ def test_device_names_are_checked() -> None:
     if not torch.cuda.is_available():
         with pytest.raises(ModelError, match="--device cpu"):
             resolve_device("cuda")
+
+
+def test_int8_storage_round_trips_within_half_a_step() -> None:
+    torch.manual_seed(0)
+    w = torch.randn(6, 10) * torch.linspace(0.01, 3.0, 6)[:, None]  # (rows, cols) rows of very different scales
+    state = {"encoder.transformer.encoder.layer.0.attention.self.query.weight": w, "proposal.start_word.weight": w}
+    stored, names = quantize(state, min_elements=0)
+    assert names == ["encoder.transformer.encoder.layer.0.attention.self.query.weight"]  # only transformer matrices
+    assert stored[names[0]].dtype == torch.int8 and torch.equal(stored["proposal.start_word.weight"], w)
+    back = dequantize(stored, names)
+    step = w.abs().amax(1, keepdim=True) / 127  # (rows, 1)
+    assert set(back) == set(state) and bool(((back[names[0]] - w).abs() <= step * 0.51 + 1e-3).all())
+
+
+def test_an_int8_copy_loads_and_parses_like_the_model(tagged_run, monkeypatch) -> None:
+    trainer, root = tagged_run
+    monkeypatch.setattr("spandep.pipeline.model_io.quantize", lambda state: quantize(state, min_elements=0))  # tiny matrices
+    save_model(trainer.model, root / "int8", compact=True, int8=True)
+    import json
+
+    stored = json.loads((root / "int8" / "config.json").read_text())["compact"]["int8"]
+    assert any(".transformer.encoder.layer.1." in k for k in stored) and all(".transformer." in k for k in stored)
+    again = load_model(root / "int8")
+    sentences = list(read_conllu(DEV))
+    a = [s.heads for s in parse_stream(trainer.model, sentences)]
+    b = [s.heads for s in parse_stream(again, sentences)]
+    assert [len(h) for h in a] == [len(h) for h in b]
+    same = sum(x == y for ha, hb in zip(a, b) for x, y in zip(ha, hb))
+    assert same >= 0.9 * sum(len(h) for h in a)

@@ -140,6 +140,7 @@ class EvalReport:
     clas_f1: float | None
     exact_uas: float | None
     exact_las: float | None
+    upos: float | None = None  # tagging accuracy over words with a gold UPOS; meaningful when the input was untagged
     counts: dict[str, int] = field(default_factory=dict)
     per_label: list[LabelScore] = field(default_factory=list)
     by_sentence_length: list[BinScore] = field(default_factory=list)
@@ -178,6 +179,8 @@ class EvalReport:
             f"{c.get('exact_uas_sentences', 0)} / {self.sentences} sentences",
             f"{'exact match LAS':<22}{num(self.exact_las):>8}   "
             f"{c.get('exact_las_sentences', 0)} / {self.sentences} sentences",
+            f"{'UPOS accuracy':<22}{num(self.upos):>8}   {c.get('upos_correct', 0)} / {c.get('upos_gold', 0)}"
+            " (tagging; meaningful when the parsed input had no UPOS)",
             "",
             self.punct_rule,
             "LAS and CLAS compare the full DEPREL (subtypes included). Breakdowns include punctuation.",
@@ -251,6 +254,7 @@ def evaluate(
     punct_words = 0
     clas_correct = clas_gold = clas_pred = 0
     exact_uas = exact_las = 0
+    upos_gold = upos_correct = 0
     label_support: Counter[str] = Counter()
     label_pred: Counter[str] = Counter()
     label_correct: Counter[str] = Counter()
@@ -311,6 +315,9 @@ def evaluate(
             all_uas = all_uas and head_ok
             all_las = all_las and label_ok
             all_words.add(head_ok, label_ok)
+            if gw.upos != "_":
+                upos_gold += 1
+                upos_correct += pw.upos == gw.upos
             if is_punct(gw):
                 punct_words += 1
             else:
@@ -364,6 +371,8 @@ def evaluate(
         "clas_predicted": clas_pred,
         "exact_uas_sentences": exact_uas,
         "exact_las_sentences": exact_las,
+        "upos_gold": upos_gold,
+        "upos_correct": upos_correct,
     }
     return EvalReport(
         gold_source=g_src or "<gold>",
@@ -380,6 +389,7 @@ def evaluate(
         clas_f1=_f1(clas_correct, clas_pred, clas_gold),
         exact_uas=_pct(exact_uas, n_sent),
         exact_las=_pct(exact_las, n_sent),
+        upos=_pct(upos_correct, upos_gold),
         counts=counts,
         per_label=per_label,
         by_sentence_length=[acc.score(name, True) for (name, _, _), acc in zip(SENTENCE_LENGTH_BINS, by_len)],

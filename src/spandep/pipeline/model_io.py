@@ -19,6 +19,7 @@ from safetensors.torch import load_file, save_file
 from spandep import __version__
 from spandep.encoders import build_encoder
 from spandep.errors import ModelError
+from spandep.pipeline.int8_storage import dequantize, quantize
 
 if TYPE_CHECKING:
     from spandep.models.biaffine import BiaffineParser
@@ -67,12 +68,13 @@ def frozen_base_keys(model: Parser) -> list[str]:
 
 
 def save_model(
-    model: Parser, directory: Path, training: dict[str, Any] | None = None, compact: bool = False
+    model: Parser, directory: Path, training: dict[str, Any] | None = None, compact: bool = False, int8: bool = False
 ) -> None:
     """Write the model folder atomically: built in a temporary sibling, then swapped into place.
 
     ``compact`` stores floating-point weights in float16 and leaves out frozen pretrained weights, which are
-    taken from the encoder's installed base package at load time (a small shippable model).
+    taken from the encoder's installed base package at load time (a small shippable model); ``int8`` (with
+    ``compact``) also stores the transformer's weight matrices as int8 with per-row scales (``int8_storage``).
     """
     directory = Path(directory)
     directory.parent.mkdir(parents=True, exist_ok=True)
@@ -90,6 +92,8 @@ def save_model(
             omitted = frozen_base_keys(model)
             state = {k: (v.half() if v.is_floating_point() else v) for k, v in state.items() if k not in omitted}
             config["compact"] = {"dtype": "float16", "from_base": omitted}
+            if int8:
+                state, config["compact"]["int8"] = quantize(state)
         save_file(state, str(tmp / "model.safetensors"), metadata={"format_version": str(FORMAT_VERSION)})
         save_assets = getattr(model.encoder, "save_assets", None)
         if save_assets is not None and not compact:  # a compact model takes its tokenizer from the base package
@@ -152,6 +156,8 @@ def load_model(directory: str | Path, device: str = "cpu") -> Parser:
         raise ModelError(f"{directory}: cannot build the encoder {config['encoder'].get('model')!r} ({exc})") from exc
     try:
         state = load_file(str(directory / "model.safetensors"))
+        if compact and compact.get("int8"):
+            state = dequantize(state, compact["int8"])
         missing, unexpected = model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()}, strict=False)
     except (OSError, RuntimeError) as exc:
         raise ModelError(f"{directory}/model.safetensors: cannot load weights ({exc})") from exc
