@@ -19,6 +19,8 @@ def benchmark_speed(
     batch_tokens: int = typer.Option(4000, help="Words (pieces for transformers) per batch."),
     decoder: Optional[str] = typer.Option(None, help="mst or projective; default: the model's."),
     threads: int = typer.Option(0, help="Torch CPU threads (0: torch's default)."),
+    k: Optional[int] = typer.Option(None, help="Span models: spans proposed per word (default: the model's)."),
+    int8: bool = typer.Option(False, "--int8", help="int8 matrix products in the encoder (as spandep parse --int8)."),
     json_out: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
 ) -> None:
     """Parse INPUT repeatedly and report speed (model load and file reading excluded)."""
@@ -41,10 +43,12 @@ def benchmark_speed(
             check_decoder_name(decoder)
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--decoder") from exc
-        parser = load_model(resolve_model_dir(model))
+        if k is not None and k < 1:
+            raise typer.BadParameter("k must be at least 1", param_hint="--k")
+        parser = load_model(resolve_model_dir(model), int8=int8)
         sentences = list(read_conllu(input))
-        result = measure_speed(parser, sentences, runs, warmup, batch_tokens, decoder)
-        result["input"] = str(input)
+        result = measure_speed(parser, sentences, runs, warmup, batch_tokens, decoder, {"k": k} if k else None)
+        result.update(input=str(input), int8=int8)
         if json_out:
             typer.echo(json.dumps(result, indent=2))
         else:

@@ -33,6 +33,7 @@ def parse(
     threads: int = typer.Option(0, help="Torch CPU threads (0: torch's default; with --workers: per worker, default 1)."),
     workers: int = typer.Option(1, help="Parser processes; the output is identical to one process."),
     device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto (CUDA when there is one)."),
+    int8: bool = typer.Option(False, "--int8", help="CPU: int8 matrix products in the encoder (faster; accuracy cost in BENCHMARKS.md)."),
 ) -> None:
     """Parse INPUT and write every sentence: as CoNLL-U with all its columns and lines plus predicted HEAD and
     DEPREL, as JSON Lines, or as pictures of the trees."""
@@ -59,7 +60,7 @@ def parse(
         if workers < 1:
             raise typer.BadParameter("workers must be at least 1", param_hint="--workers")
         span_options = {key: v for key, v in (("k", k), ("lam", lam)) if v is not None}
-        factory = ParserFactory(str(model) if model else None, batch_tokens, decoder, span_options, threads or (1 if workers > 1 else 0), device)
+        factory = ParserFactory(str(model) if model else None, batch_tokens, decoder, span_options, threads or (1 if workers > 1 else 0), device, int8)
         parser = factory.load()  # here too with --workers: a bad model folder fails with a clear error before any worker starts
         sentences = read_input(input, input_format)
         stats = InferenceStats()

@@ -19,7 +19,7 @@ from safetensors.torch import load_file, save_file
 from spandep import __version__
 from spandep.encoders import build_encoder
 from spandep.errors import ModelError
-from spandep.pipeline.int8_storage import dequantize, quantize
+from spandep.pipeline.int8_storage import dequantize, dynamic_int8, quantize
 
 if TYPE_CHECKING:
     from spandep.models.biaffine import BiaffineParser
@@ -127,8 +127,9 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
-def load_model(directory: str | Path, device: str = "cpu") -> Parser:
-    """Load a saved model folder for inference (eval mode) onto ``device``."""
+def load_model(directory: str | Path, device: str = "cpu", int8: bool = False) -> Parser:
+    """Load a saved model folder for inference (eval mode) onto ``device``; ``int8``: with dynamically
+    quantised int8 linear layers in the encoder (CPU only, see ``int8_storage.dynamic_int8``)."""
     directory = Path(directory)
     cfg_path = directory / "config.json"
     if not cfg_path.is_file():
@@ -166,4 +167,10 @@ def load_model(directory: str | Path, device: str = "cpu") -> Parser:
         raise ModelError(f"{directory}: weights do not match the config (missing {sorted(set(missing) - expected_missing)[:5]}, unexpected {unexpected[:5]})")
     model.eval()
     model.config = config  # type: ignore[attr-defined]
-    return model.to(resolve_device(device))
+    model = model.to(resolve_device(device))
+    if int8:
+        try:
+            dynamic_int8(model)
+        except ValueError as exc:
+            raise ModelError(f"{directory}: {exc}") from exc
+    return model

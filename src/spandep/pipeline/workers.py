@@ -32,6 +32,7 @@ class ParserFactory:
     span_options: dict[str, Any] = field(default_factory=dict)
     threads: int = 1
     device: str = "cpu"
+    int8: bool = False
 
     def load(self) -> Any:
         """Load the model in this process (``threads`` torch threads)."""
@@ -41,7 +42,7 @@ class ParserFactory:
 
         if self.threads:
             torch.set_num_threads(self.threads)
-        return load_model(resolve_model_dir(self.model), self.device)
+        return load_model(resolve_model_dir(self.model), self.device, self.int8)
 
     def parse_chunk(self, model: Any, chunk: list[Sentence]) -> tuple[list[Sentence], InferenceStats]:
         """Parse one chunk with a loaded model (the same call ``parse_stream`` makes per chunk) and its counters."""

@@ -1,4 +1,4 @@
-"""The joint UPOS head, freezing encoder layers for a small shipped model, and device selection."""
+"""What a shipped model needs: the joint UPOS head, frozen encoder layers, int8 storage and int8 inference, device choice."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import torch
 
 from conftest import DEV, TINY_SPAN, TRAIN, write_config
 from spandep.data.conllu import read_conllu
+from spandep.data.trees import is_valid_tree
 from spandep.errors import ModelError
 from spandep.models.tagger import NO_TAG, UposTagger
 from spandep.pipeline.int8_storage import dequantize, quantize
@@ -128,3 +129,16 @@ def test_an_int8_copy_loads_and_parses_like_the_model(tagged_run, monkeypatch) -
     assert [len(h) for h in a] == [len(h) for h in b]
     same = sum(x == y for ha, hb in zip(a, b) for x, y in zip(ha, hb))
     assert same >= 0.9 * sum(len(h) for h in a)
+
+
+def test_int8_inference_parses_every_sentence_into_a_tree(tagged_run, tiny_models) -> None:
+    _, root = tagged_run
+    save_model(tagged_run[0].model, root / "full")
+    model = load_model(root / "full", int8=True)
+    assert "DynamicQuantizedLinear" in repr(model.encoder.transformer)
+    sentences = list(read_conllu(DEV))
+    parsed = list(parse_stream(model, sentences))
+    assert [len(s) for s in parsed] == [len(s) for s in sentences]
+    assert all(is_valid_tree(s.heads) for s in parsed)
+    with pytest.raises(ModelError, match="transformer encoder"):
+        load_model(tiny_models["biaffine"], int8=True)  # a BiLSTM model
