@@ -91,3 +91,26 @@ def test_word_options_on_a_model_without_a_word_scorer_are_refused(tmp_path) -> 
     assert trainer.model.word_scorer is None
     with pytest.raises(ValueError, match="word scorer"):
         list(parse_stream(trainer.model, list(read_conllu(DEV))[:2], span_options={"label_source": "word"}))
+
+
+def test_sentences_too_long_for_the_late_linker_get_the_word_heads_tree(tmp_path) -> None:
+    from spandep.data.trees import is_valid_tree
+    from spandep.decoding.mst import mst_single
+    from spandep.pipeline.span_inference import InferenceStats, score_spans
+
+    model_table = TINY_SPAN + "word_scorer = { arc_mlp = 16, rel_mlp = 8 }\n"
+    cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model=model_table, epochs=1))
+    model = Trainer(cfg).model.eval()
+    model.linker.max_words = 5
+    sentences = list(read_conllu(DEV))
+    long = [i for i, s in enumerate(sentences) if len(s) > 5]
+    assert long and len(long) < len(sentences)
+    stats = InferenceStats()
+    parsed = list(parse_stream(model, sentences, stats=stats))
+    assert stats.too_long == len(long)
+    assert all(is_valid_tree(s.heads) for s in parsed)
+    scored, _ = score_spans(model, sentences)
+    for i in long:
+        assert scored[i].link is None and scored[i].words is not None
+        assert parsed[i].heads == mst_single(scored[i].words.arc)[1:].tolist()  # the word head's own tree
+        assert set(parsed[i].deprels) <= set(model.labels)

@@ -71,4 +71,7 @@ def parse(
             parsed = parse_stream(parser, sentences, batch_tokens, decoder, PARSE_CHUNK, span_options, stats)
         write_sentences(tqdm(parsed, desc="parsing", unit=" sent", disable=None), output, output_format)
         if stats.too_long:
-            typer.echo(f"note: {stats.too_long} sentence(s) were too long for the span linker and were decoded from span scores alone", err=True)
+            typer.echo(
+                f"note: {stats.too_long} sentence(s) were too long for the span linker and were decoded without it "
+                "(from the word head's arcs where the model has one, else from span scores)", err=True,
+            )

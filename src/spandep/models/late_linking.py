@@ -63,13 +63,17 @@ class LateSpanLinker(LinkScorer):
         mutual_weight: float = 1.0,
         scoring: str = "span-span",
         allow_root_in_span: bool = False,
+        max_words: int = 200,
     ) -> None:
         super().__init__()
         self._init_scoring(labels, objective, label_weight, mutual_weight, scoring, allow_root_in_span)
         self.n_in = n_in
+        # Each query attends over the whole sentence and a sentence asks about k·n queries, so the cost grows
+        # with n³: longer sentences take the span parser's fallback (counted and reported), not hours.
+        self.max_words = max_words
         self.hparams.update(
             {"dim": dim, "layers": layers, "heads": heads, "ff": ff, "mlp": mlp, "label_mlp": label_mlp,
-             "dropout": dropout, "mlp_dropout": mlp_dropout}
+             "dropout": dropout, "mlp_dropout": mlp_dropout, "max_words": max_words}
         )
         self.project = nn.Linear(n_in, dim)
         self.role = nn.Embedding(3, dim)
@@ -141,7 +145,7 @@ class LateSpanLinker(LinkScorer):
         return int(state.size(0))
 
     def fits(self, state: torch.Tensor) -> bool:
-        return True  # no length limit: the query layers are word-level with no position table
+        return int(state.size(0)) - 1 <= self.max_words
 
     def make_batch(self, items: Sequence[tuple[torch.Tensor, int, int, int]]) -> dict[str, Any]:
         """Queries of one or more sentences: each distinct state is stored once, padded to the longest."""

@@ -16,9 +16,10 @@ Pipeline per call of :func:`parse_spans`:
    with a word scorer (``SpanParser(word_scorer=...)``), ``arc_weight`` times its head log-probability of the
    (child root, parent root) pair is added to every link, and ``label_source="word"`` reads labels from it at the
    decoded heads instead;
-5. a sentence whose queries exceed the linker's length limit is never dropped: it is decoded from the proposal's
-   span scores alone, with structural links (:func:`structural_link`: 0 where a span may be the child of another,
-   ``-inf`` elsewhere), and counted in ``InferenceStats.too_long``.
+5. a sentence whose queries exceed the linker's length limit (the faithful linker's 512 pieces, the late linker's
+   ``max_words``) is never dropped: it gets the word scorer's tree (MST, its labels) when the model has one, else
+   it is decoded from the proposal's span scores alone, with structural links (:func:`structural_link`: 0 where a
+   span may be the child of another, ``-inf`` elsewhere); either way it is counted in ``InferenceStats.too_long``.
 
 Every output is a valid tree (the decoders guarantee it; ``span_mst`` always returns an arborescence).
 """
@@ -35,6 +36,7 @@ import torch
 
 from spandep.data.batching import token_batches
 from spandep.data.sentence import Sentence
+from spandep.decoding.mst import mst_single
 from spandep.decoding.spans import SpanCandidates, span_dp, span_mst
 from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
 from spandep.models.biaffine import BiaffineScorer
@@ -414,7 +416,8 @@ def decode_scored(
     """Step 5: a tree (and the tagger's UPOS, if any) per scored sentence, and how many ``span_dp`` calls fell back to ``span_mst``.
 
     ``arc_weight`` and ``label_source="word"`` use the word scorer's scores (step 4; ``ValueError`` without them).
-    Sentences without link scores (too long for the linker) are decoded with :func:`structural_link` and get the
+    Sentences without link scores (too long for the linker) get the word head's tree (MST over its arcs, its
+    labels) when the model has one, else a tree over their span candidates by :func:`structural_link` with the
     fallback labels (``root`` / ``dep``)."""
     if decoder not in ("dp", "mst"):
         raise ValueError(f"decoder must be 'dp' or 'mst', not {decoder!r}")
@@ -429,7 +432,12 @@ def decode_scored(
             results.append(Parse([], [], [] if sc.upos is not None else None))
             continue
         assert sc.cands is not None
-        if sc.link is None or sc.labels is None:
+        if sc.link is None or sc.labels is None:  # too long for the linker
+            if sc.words is not None:  # the word head's tree: MST over its arcs, its labels
+                tree = mst_single(sc.words.arc)  # (1 + n,)
+                labels_w = sc.words.labels_at(tree)  # (n,)
+                results.append(Parse(tree[1:].tolist(), [labels[int(j)] for j in labels_w], sc.upos))
+                continue
             res = decode(sc.cands, structural_link(sc.cands, allow_root_in_span), 1.0)
             heads = res.heads[1:].tolist()
             results.append(Parse(heads, [root_label if h == 0 else other_label for h in heads], sc.upos))
