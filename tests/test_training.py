@@ -125,3 +125,32 @@ def test_model_keys_must_fit_the_model_type(tmp_path):
 
     with pytest.raises(InputFormatError, match="do not apply"):
         load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model='type = "span"\narc_mlp = 3\n'))
+
+
+def test_a_full_disk_while_checkpointing_is_a_clear_error_and_leaves_the_last_checkpoint_usable(tmp_path, monkeypatch):
+    import errno
+
+    from spandep.errors import OutputError
+    from spandep.training import checkpoint
+
+    model = torch.nn.Linear(3, 2)
+    opt = torch.optim.AdamW(model.parameters())
+    model(torch.ones(1, 3)).sum().backward()
+    opt.step()
+    ckpt = tmp_path / "checkpoint"
+    checkpoint.save_checkpoint(ckpt, model, opt, {"step": 1})
+    before = sorted(p.name for p in ckpt.iterdir())
+
+    def full_disk(tensors, path):
+        with open(path, "wb") as fh:
+            fh.write(b"partial")  # the disk fills up midway
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(checkpoint, "save_file", full_disk)
+    with pytest.raises(OutputError, match="No space left on device.*free space"):
+        checkpoint.save_checkpoint(ckpt, model, opt, {"step": 2})
+    assert sorted(p.name for p in ckpt.iterdir()) == before  # no partial or temporary file left
+    monkeypatch.undo()
+    fresh = torch.nn.Linear(3, 2)
+    info = checkpoint.load_checkpoint(ckpt, fresh, torch.optim.AdamW(fresh.parameters()))
+    assert info is not None and info["step"] == 1 and torch.equal(fresh.weight, model.weight)
