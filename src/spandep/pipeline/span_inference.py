@@ -169,7 +169,7 @@ class _Sent:
     end_lp: np.ndarray | None = None  # (1 + n, 1 + n)
     word_spans: list[list[tuple[int, int, float]]] | None = None
     cands: SpanCandidates | None = None
-    rows: dict[int, dict[str, torch.Tensor]] | None = None  # candidate index → its query's output slices
+    chunks: list[tuple[list[int], dict[str, torch.Tensor]]] | None = None  # (candidate indices, their output rows)
     words: WordScores | None = None
     upos: list[str] | None = None  # the tagging head's UPOS, when the model has one
 
@@ -240,29 +240,39 @@ def _run_queries(
             for (i, c), span in zip(todo, retrieve_parents(linker, out, batch["n_words"])):
                 if span is not None:
                     found[(i, c)] = span
-        for row, (i, c) in enumerate(todo):
+        outputs = {
+            "parent": out.parent.cpu(), "child": out.child.cpu(), "parent_mask": out.parent_mask.cpu(),  # (batch, 3, 1 + n)
+            "child_mask": out.child_mask.cpu(), "labels": labels.cpu(),  # (batch, 1 + n)
+            "has_parent": out.has_parent.cpu(),  # (batch,)
+        }
+        start = 0
+        while start < len(todo):  # one slice per run of rows from the same sentence, not one per query
+            i = todo[start][0]
+            end = start
+            while end < len(todo) and todo[end][0] == i:
+                end += 1
             m = sents[i].n + 1
-            sents[i].rows[c] = {  # type: ignore[index]
-                "parent": out.parent[row, :, :m].cpu(),  # (3, 1 + n)
-                "child": out.child[row, :, :m].cpu(),  # (3, 1 + n)
-                "parent_mask": out.parent_mask[row, :, :m].cpu(),  # (3, 1 + n)
-                "child_mask": out.child_mask[row, :m].cpu(),  # (1 + n,)
-                "has_parent": out.has_parent[row].cpu(),  # ()
-                "labels": labels[row, :m].cpu(),  # (1 + n,)
-            }
+            rows = {key: v[start:end, ..., :m] if v.dim() > 1 else v[start:end] for key, v in outputs.items()}
+            sents[i].chunks.append(([c for _, c in todo[start:end]], rows))  # type: ignore[union-attr]
+            start = end
     return found
 
 
-def _sentence_output(st: _Sent) -> LinkerOutput:
-    """The S queries of one sentence stacked in candidate order, as ``SpanLinker.link_matrix`` expects."""
-    assert st.cands is not None and st.rows is not None
-    rows = [st.rows[c] for c in range(st.cands.size)]
+def _sentence_output(st: _Sent) -> tuple[LinkerOutput, torch.Tensor]:
+    """The S queries of one sentence stacked in candidate order, as ``SpanLinker.link_matrix`` expects, and their
+    best label ids ``(S, 1 + n)`` at each parent root."""
+    assert st.cands is not None and st.chunks is not None
+    order = torch.as_tensor([c for cands, _ in st.chunks for c in cands]).argsort()  # (S,) rows in candidate order
+    if order.numel() != st.cands.size:
+        raise AssertionError(f"{order.numel()} query outputs for {st.cands.size} candidates")
+
     def stack(key: str) -> torch.Tensor:
-        return torch.stack([r[key] for r in rows])
+        return torch.cat([rows[key] for _, rows in st.chunks]).index_select(0, order)  # type: ignore[union-attr]
 
     parent = stack("parent")  # (S, 3, 1 + n)
     hidden = parent.new_zeros(parent.size(0), parent.size(2), 0)  # (S, 1 + n, 0): labels are precomputed
-    return LinkerOutput(hidden, parent, stack("child"), stack("parent_mask"), stack("child_mask"), stack("has_parent"))
+    out = LinkerOutput(hidden, parent, stack("child"), stack("parent_mask"), stack("child_mask"), stack("has_parent"))
+    return out, stack("labels")
 
 
 def _fallback_labels(labels: Sequence[str]) -> tuple[str, str]:
@@ -358,7 +368,7 @@ def score_spans(
                 if not st.fits:
                     stats.too_long += 1
                     continue
-                st.rows = {}
+                st.chunks = []
                 jobs.extend((i, c) for c in range(st.cands.size))
             do_retrieve = retrieval and not linker.answer_token  # a token answer has no span to retrieve
             found = _run_queries(linker, sents, jobs, batch_tokens, do_retrieve)
@@ -391,12 +401,12 @@ def score_spans(
                 out_row.upos = st.upos
                 if st.n == 0 or not st.fits:
                     continue
-                assert st.cands is not None and st.rows is not None
-                out = _sentence_output(st)
+                assert st.cands is not None
+                out, best_labels = _sentence_output(st)
                 root_t, start_t, end_t = (torch.from_numpy(a) for a in (st.cands.root, st.cands.start, st.cands.end))
                 link = linker.link_matrix(out, root_t, start_t, end_t, mutual=mutual)  # (S, S) [parent, child]
                 out_row.link = link.cpu().numpy().astype(np.float64)  # (S, S)
-                out_row.labels = torch.stack([st.rows[c]["labels"] for c in range(st.cands.size)]).numpy()  # (S, 1 + n)
+                out_row.labels = best_labels.numpy()  # (S, 1 + n)
     finally:
         for m, flag in zip(modules, was_training):
             m.train(flag)
