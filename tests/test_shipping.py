@@ -12,7 +12,7 @@ from spandep.data.conllu import read_conllu
 from spandep.data.trees import is_valid_tree
 from spandep.errors import ModelError
 from spandep.models.tagger import NO_TAG, UposTagger
-from spandep.pipeline.int8_storage import dequantize, quantize
+from spandep.pipeline.int8 import dequantize, quantize
 from spandep.pipeline.model_io import load_model, resolve_device, save_model
 from spandep.pipeline.predict import parse_stream
 from spandep.training.config import load_config

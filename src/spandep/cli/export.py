@@ -19,9 +19,9 @@ def export(
     with handle_errors():
         from spandep.pipeline.model_io import load_model, save_model
 
-        loaded = load_model(model)
         if int8 and not compact:
             raise typer.BadParameter("--int8 needs --compact", param_hint="--int8")
+        loaded = load_model(model)
         save_model(loaded, output, loaded.config.get("training"), compact=compact, int8=int8)
         size = sum(f.stat().st_size for f in output.rglob("*") if f.is_file())
         typer.echo(f"wrote {output} ({size / 1e6:.1f} MB)")

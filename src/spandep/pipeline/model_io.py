@@ -19,7 +19,7 @@ from safetensors.torch import load_file, save_file
 from spandep import __version__
 from spandep.encoders import build_encoder
 from spandep.errors import ModelError
-from spandep.pipeline.int8_storage import dequantize, dynamic_int8, quantize
+from spandep.pipeline.int8 import dequantize, dynamic_int8, quantize
 
 if TYPE_CHECKING:
     from spandep.models.biaffine import BiaffineParser
@@ -74,7 +74,7 @@ def save_model(
 
     ``compact`` stores floating-point weights in float16 and leaves out frozen pretrained weights, which are
     taken from the encoder's installed base package at load time (a small shippable model); ``int8`` (with
-    ``compact``) also stores the transformer's weight matrices as int8 with per-row scales (``int8_storage``).
+    ``compact``) also stores the transformer's weight matrices as int8 with per-row scales (``pipeline.int8``).
     """
     directory = Path(directory)
     directory.parent.mkdir(parents=True, exist_ok=True)
@@ -129,7 +129,7 @@ def resolve_device(name: str) -> torch.device:
 
 def load_model(directory: str | Path, device: str = "cpu", int8: bool = False) -> Parser:
     """Load a saved model folder for inference (eval mode) onto ``device``; ``int8``: with dynamically
-    quantised int8 linear layers in the encoder (CPU only, see ``int8_storage.dynamic_int8``)."""
+    quantised int8 linear layers in the encoder (CPU only, see ``pipeline.int8.dynamic_int8``)."""
     directory = Path(directory)
     cfg_path = directory / "config.json"
     if not cfg_path.is_file():

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from itertools import groupby
+from operator import itemgetter
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
@@ -246,14 +248,11 @@ def _run_queries(
             "has_parent": out.has_parent.cpu(),  # (batch,)
         }
         start = 0
-        while start < len(todo):  # one slice per run of rows from the same sentence, not one per query
-            i = todo[start][0]
-            end = start
-            while end < len(todo) and todo[end][0] == i:
-                end += 1
-            m = sents[i].n + 1
+        for i, run in groupby(todo, key=itemgetter(0)):  # one slice per run of a sentence's rows, not one per query
+            cands = [c for _, c in run]
+            end, m = start + len(cands), sents[i].n + 1
             rows = {key: v[start:end, ..., :m] if v.dim() > 1 else v[start:end] for key, v in outputs.items()}
-            sents[i].chunks.append(([c for _, c in todo[start:end]], rows))  # type: ignore[union-attr]
+            sents[i].chunks.append((cands, rows))  # type: ignore[union-attr]
             start = end
     return found
 

@@ -32,7 +32,6 @@ def save_checkpoint(
 ) -> None:
     """Write a checkpoint for ``meta['step']`` and point ``latest.json`` at it; older ones are removed."""
     step = int(meta["step"])
-    written: list[Path] = []  # temporary files to remove if writing fails
     try:
         directory.mkdir(parents=True, exist_ok=True)
         tensors = {f"model.{k}": v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
@@ -43,14 +42,13 @@ def save_checkpoint(
         tensors["rng.torch"] = torch.get_rng_state()
         name = f"ckpt-{step}"
         tmp = directory / f".{name}.safetensors.tmp"
-        written.append(tmp)
         save_file(tensors, str(tmp))
         os.replace(tmp, directory / f"{name}.safetensors")
         info = {**meta, "param_groups": opt_state["param_groups"]}
         _atomic_write_text(directory / f"{name}.json", json.dumps(info, indent=1))
         _atomic_write_text(directory / "latest.json", json.dumps({"name": name, "step": step}))
     except OSError as exc:
-        for tmp_file in [*written, *directory.glob(".*.tmp")]:
+        for tmp_file in directory.glob(".*.tmp"):  # a partial weights file or JSON from this attempt
             tmp_file.unlink(missing_ok=True)
         raise OutputError(f"cannot write checkpoint in {directory}: {exc.strerror or exc}; free space or choose another [training] output") from exc
     for old in directory.glob("ckpt-*"):

@@ -1,7 +1,9 @@
-"""Storing a model's large transformer matrices as int8 with one float16 scale per row (a smaller shipped file).
+"""int8 in two places: storing a model's large transformer matrices (a smaller shipped file) and, optionally,
+computing with them on the CPU.
 
-Symmetric per-row quantisation: ``q = round(w / s)`` with ``s = max|w_row| / 127``; loading multiplies back.
-Only storage changes: the loaded model computes in float32, and its accuracy is measured on the stored copy.
+Storage (:func:`quantize` / :func:`dequantize`): symmetric per-row quantisation, ``q = round(w / s)`` with
+``s = max|w_row| / 127``; loading multiplies back, so the loaded model computes in float32. Compute
+(:func:`dynamic_int8`): torch's dynamic quantisation of the encoder's linear layers, off by default.
 """
 
 from __future__ import annotations
