@@ -121,3 +121,21 @@ def test_span_parser_with_late_linker_parses_every_sentence() -> None:
         assert [len(p.heads) for p in results] == [6, 1, 40, 0]
         assert all(tree_problems(p.heads) == [] for p in results[:3])
         assert stats.too_long == 0 and stats.queries > 0
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+@pytest.mark.parametrize("scoring", ["span-span", "token-span"])
+def test_inference_path_computes_the_same_function_as_training(layers: int, scoring: str) -> None:
+    """At inference the first layer's norm and q/k/v projection run once per (sentence, word, mark) and queries
+    gather them; with dropout off this must equal the training path (nn.TransformerEncoder over every query)."""
+    model = make(layers=layers, scoring=scoring)
+    a, b = torch.randn(5, 12), torch.randn(3, 12)
+    spans = [(a, *span) for span in GOLD] + [(b, 0, 1, 2), (b, 1, 1, 2), (b, 2, 2, 2), (a, 3, 3, 4)]
+    batch = model.make_batch(spans)
+    with torch.no_grad():
+        reference = model.train()(batch)
+        fast = model.eval()(batch)
+    keep = batch["context_word_mask"]
+    assert torch.allclose(fast.hidden[keep], reference.hidden[keep], atol=1e-5)
+    for got, want in [(fast.parent, reference.parent), (fast.child, reference.child)]:
+        assert torch.allclose(got, want, atol=1e-4)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from spandep.models.layers import MLP, Biaffine
@@ -96,7 +97,7 @@ class LateSpanLinker(LinkScorer):
         ``vectors``, ``span (Q, 3)``, ``context_word_mask (Q, 1 + n)`` (ROOT and real words), ``n_words (Q,)``."""
         x = self.project(batch["vectors"])  # (sentences, 1 + n, dim)
         span = batch["span"].to(x.device)  # (Q, 3)
-        x = x.index_select(0, batch["sentence"].to(x.device))  # (Q, 1 + n, dim)
+        sentence = batch["sentence"].to(x.device)  # (Q,)
         word_mask = batch["context_word_mask"].to(x.device)  # (Q, 1 + n)
         pos = torch.arange(x.size(1), device=x.device).unsqueeze(0)  # (1, 1 + n)
         r, s, e = (span[:, k : k + 1] for k in range(3))  # (Q, 1) each
@@ -104,9 +105,15 @@ class LateSpanLinker(LinkScorer):
             s, e = torch.where(r == 0, s, r), torch.where(r == 0, e, r)  # (Q, 1) each
         role = torch.where((pos >= s) & (pos <= e), INSIDE, OUTSIDE)  # (Q, 1 + n)
         role = torch.where(pos == r, QUERY_ROOT, role)  # (Q, 1 + n)
-        h = x + self.role(role)  # (Q, 1 + n, dim)
-        h = h + (pos == s).unsqueeze(-1) * self.boundary.weight[0] + (pos == e).unsqueeze(-1) * self.boundary.weight[1]  # (Q, 1 + n, dim)
-        h = self.norm(self.layers(h, src_key_padding_mask=~word_mask))  # (Q, 1 + n, dim)
+        marks = role * 4 + (pos == s).long() + 2 * (pos == e).long()  # (Q, 1 + n): one of MARKS per position
+        if self.training:
+            h = x.index_select(0, sentence) + self._mark_table()[marks]  # (Q, 1 + n, dim)
+            h = self.layers(h, src_key_padding_mask=~word_mask)  # (Q, 1 + n, dim)
+        else:
+            h = self._shared_first_layer(x, sentence, marks, word_mask)  # (Q, 1 + n, dim)
+            for layer in self.layers.layers[1:]:
+                h = layer(h, src_key_padding_mask=~word_mask)  # (Q, 1 + n, dim)
+        h = self.norm(h)  # (Q, 1 + n, dim)
         query = h.gather(1, r.unsqueeze(-1).expand(-1, -1, h.size(-1)))  # (Q, 1, dim): state at the query root
         parent_mask, child_mask = link_masks(span, word_mask, self.query_token, self.allow_root_in_span)
         fill = mask_value(h.dtype)
@@ -116,6 +123,42 @@ class LateSpanLinker(LinkScorer):
         child = child.masked_fill(~child_mask.unsqueeze(1), fill)  # (Q, 3, 1 + n)
         has_parent = span[:, 0] != 0  # (Q,)
         return LinkerOutput(h, parent, child, parent_mask, child_mask, has_parent, query.squeeze(1))
+
+    def _mark_table(self) -> torch.Tensor:
+        """The input embedding of every mark ``role·4 + [t = s] + 2·[t = e]`` → ``(12, dim)``."""
+        role = self.role.weight.repeat_interleave(4, dim=0)  # (12, dim)
+        flags = torch.arange(4, device=role.device)  # (4,): bit 0 span start, bit 1 span end
+        start = (flags & 1).to(role.dtype).unsqueeze(-1) * self.boundary.weight[0]  # (4, dim)
+        end = (flags >> 1).to(role.dtype).unsqueeze(-1) * self.boundary.weight[1]  # (4, dim)
+        return role + (start + end).repeat(3, 1)  # (12, dim)
+
+    def _shared_first_layer(
+        self, x: torch.Tensor, sentence: torch.Tensor, marks: torch.Tensor, word_mask: torch.Tensor
+    ) -> torch.Tensor:
+        """The first query layer at inference, the same function as ``self.layers.layers[0]`` (pre-norm, no dropout).
+
+        A position's input depends only on its sentence, its word and its mark, and a sentence asks about k·n
+        queries, so the layer norm and the q/k/v projection run once per distinct (sentence, word, mark) and each
+        query gathers its rows; only attention and what follows it run per query. ``x (sentences, 1 + n, dim)``,
+        ``sentence (Q,)``, ``marks (Q, 1 + n)``, ``word_mask (Q, 1 + n)`` → ``(Q, 1 + n, dim)``.
+        """
+        layer = self.layers.layers[0]
+        attn = layer.self_attn
+        n_query, width, dim, heads = marks.size(0), x.size(1), x.size(2), attn.num_heads
+        pos = torch.arange(width, device=x.device)  # (1 + n,)
+        keys = (sentence.unsqueeze(1) * width + pos) * 12 + marks  # (Q, 1 + n): (sentence, word, mark) as one id
+        distinct, inverse = torch.unique(keys, return_inverse=True)  # (U,), (Q, 1 + n)
+        word_rows = torch.div(distinct, 12, rounding_mode="floor")  # (U,) rows of x flattened
+        inputs = x.reshape(-1, dim)[word_rows] + self._mark_table()[distinct % 12]  # (U, dim)
+        qkv = F.linear(layer.norm1(inputs), attn.in_proj_weight, attn.in_proj_bias)  # (U, 3·dim)
+        q, k, v = qkv[inverse].view(n_query, width, 3, heads, dim // heads).permute(2, 0, 3, 1, 4).unbind(0)  # 3 × (Q, heads, 1 + n, dim / heads)
+        blocked = torch.zeros(word_mask.shape, dtype=x.dtype, device=x.device).masked_fill(~word_mask, float("-inf"))  # (Q, 1 + n)
+        blocked = blocked[:, None, None, :].expand(-1, heads, width, -1).reshape(-1, width, width)  # (Q·heads, 1 + n, 1 + n)
+        scores = torch.baddbmm(blocked, q.reshape(-1, width, dim // heads), k.reshape(-1, width, dim // heads).transpose(1, 2), alpha=(dim // heads) ** -0.5)  # (Q·heads, 1 + n, 1 + n)
+        a = torch.bmm(scores.softmax(-1), v.reshape(-1, width, dim // heads))  # (Q·heads, 1 + n, dim / heads)
+        a = a.view(n_query, heads, width, dim // heads).transpose(1, 2).reshape(n_query, width, dim)  # (Q, 1 + n, dim)
+        h = inputs[inverse] + attn.out_proj(a)  # (Q, 1 + n, dim)
+        return h + layer.linear2(layer.activation(layer.linear1(layer.norm2(h))))  # (Q, 1 + n, dim)
 
     def label_scores(self, out: LinkerOutput, parent_root: torch.Tensor) -> torch.Tensor:
         """Biaffine label logits between the query root and each parent root ``(Q, C)`` → ``(Q, C, labels)``.
