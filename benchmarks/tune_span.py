@@ -40,7 +40,7 @@ def proposals_only(sc: ScoredSentence) -> ScoredSentence:
         return sc
     m, c = sc.proposed, sc.cands
     cands = SpanCandidates(c.n, c.root[:m], c.start[:m], c.end[:m], c.score[:m])
-    return ScoredSentence(sc.n, cands, m, sc.link[:m, :m], None if sc.labels is None else sc.labels[:m], sc.words)
+    return ScoredSentence(sc.n, cands, m, sc.link[:m, :m], None if sc.labels is None else sc.labels.rows(m), sc.words)
 
 
 def recall(scored: list[ScoredSentence], gold: list[list[tuple[int, int, int]]], retrieval: bool) -> float:

@@ -68,7 +68,7 @@ def test_label_scores_equal_a_plain_biaffine_per_parent() -> None:
     model = make().eval()
     out = model(batch_for(model, torch.randn(5, 12), GOLD))
     roots = torch.tensor([[0, 1, 2, 3, 4]] * 5)
-    fast = model.label_scores(out, roots)  # (5, 5, labels)
+    fast = model.label_scores(out.hidden, out.query, roots)  # (5, 5, labels)
     for q in range(5):
         for c in range(5):
             x = torch.cat([model.label_query(out.query[q]), torch.ones(1)])

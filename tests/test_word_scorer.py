@@ -12,6 +12,7 @@ from spandep.data.trees import hull_spans, is_projective
 from spandep.decoding.spans import SpanCandidates
 from spandep.models.biaffine import BiaffineScorer
 from spandep.pipeline.model_io import load_model, save_model
+from spandep.pipeline.link_labels import LabelTable
 from spandep.pipeline.predict import parse_stream
 from spandep.pipeline.span_inference import ScoredSentence, WordScores, decode_scored, structural_link
 from spandep.training.config import load_config
@@ -49,7 +50,7 @@ def test_oracle_word_arcs_decide_the_tree_when_spans_and_links_are_uninformative
         cands = SpanCandidates.from_lists(n, items)
         arc = np.full((n + 1, n + 1), -10.0)  # (1 + n, 1 + n)
         arc[np.arange(1, n + 1), heads] = 0.0
-        sc = ScoredSentence(n, cands, cands.size, structural_link(cands), np.zeros((cands.size, n + 1), dtype=int), word_scores(arc))
+        sc = ScoredSentence(n, cands, cands.size, structural_link(cands), LabelTable(np.zeros((cands.size, n + 1), dtype=int)), word_scores(arc))
         (parse,) = decode_scored([sc], ["a", "b", "c"], 1.0, decoder, arc_weight=1.0)[0]  # type: ignore[arg-type]
         assert parse.heads == heads
 
@@ -57,7 +58,7 @@ def test_oracle_word_arcs_decide_the_tree_when_spans_and_links_are_uninformative
 def test_word_options_need_a_word_scorer() -> None:
     n = 3
     cands = SpanCandidates.from_lists(n, [(1, 1, 1, 0.0), (2, 1, 3, 0.0), (3, 3, 3, 0.0)])
-    sc = ScoredSentence(n, cands, cands.size, structural_link(cands), np.zeros((cands.size, n + 1), dtype=int))
+    sc = ScoredSentence(n, cands, cands.size, structural_link(cands), LabelTable(np.zeros((cands.size, n + 1), dtype=int)))
     with pytest.raises(ValueError, match="word scorer"):
         decode_scored([sc], ["a"], 1.0, "dp", arc_weight=0.5)
     with pytest.raises(ValueError, match="word scorer"):

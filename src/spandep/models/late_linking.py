@@ -160,17 +160,18 @@ class LateSpanLinker(LinkScorer):
         h = inputs[inverse] + attn.out_proj(a)  # (Q, 1 + n, dim)
         return h + layer.linear2(layer.activation(layer.linear1(layer.norm2(h))))  # (Q, 1 + n, dim)
 
-    def label_scores(self, out: LinkerOutput, parent_root: torch.Tensor) -> torch.Tensor:
+    def label_scores(self, hidden: torch.Tensor, query: torch.Tensor | None, parent_root: torch.Tensor) -> torch.Tensor:
         """Biaffine label logits between the query root and each parent root ``(Q, C)`` → ``(Q, C, labels)``.
 
         The query side is contracted with the weight first, so scoring all 1 + n roots of many queries stays cheap.
         """
-        assert out.query is not None
-        h = out.hidden  # (Q, 1 + n, dim)
+        if query is None:
+            raise ValueError("the late linker's label scorer needs the query root's state")
+        h = hidden  # (Q, 1 + n, dim)
         idx = parent_root.clamp(0, h.size(1) - 1)  # (Q, C)
         cand = self.label_cand(h.gather(1, idx.unsqueeze(-1).expand(-1, -1, h.size(-1))))  # (Q, C, label_mlp)
         cand = torch.cat([cand, torch.ones_like(cand[..., :1])], dim=-1)  # (Q, C, label_mlp + 1)
-        query = self.label_query(out.query)  # (Q, label_mlp)
+        query = self.label_query(query)  # (Q, label_mlp)
         query = torch.cat([query, torch.ones_like(query[..., :1])], dim=-1)  # (Q, label_mlp + 1)
         per_label = torch.einsum("qi,oij->qoj", query, self.label_attn.weight)  # (Q, labels, label_mlp + 1)
         return torch.einsum("qoj,qcj->qco", per_label, cand)  # (Q, C, labels)

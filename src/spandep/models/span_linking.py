@@ -46,6 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
@@ -252,8 +253,10 @@ class LinkScorer(nn.Module):
     def forward(self, batch: dict[str, Any]) -> LinkerOutput:
         raise NotImplementedError
 
-    def label_scores(self, out: LinkerOutput, parent_root: torch.Tensor) -> torch.Tensor:
-        """Label logits of each query attached to parent roots ``(batch, C)`` → ``(batch, C, labels)``."""
+    def label_scores(self, hidden: torch.Tensor, query: torch.Tensor | None, parent_root: torch.Tensor) -> torch.Tensor:
+        """Label logits of each query attached to parent roots ``(batch, C)`` → ``(batch, C, labels)``, from the
+        query's ``LinkerOutput.hidden`` ``(batch, 1 + n, hidden)`` and ``LinkerOutput.query`` ``(batch, hidden)``
+        (what inference keeps of a query to read labels at the decoded arcs only)."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------------------------- query interface
@@ -329,7 +332,7 @@ class LinkScorer(nn.Module):
         label_loss = zero
         with_label = out.has_parent & (gold[:, 3] >= 0)  # (batch,)
         if bool(with_label.any()):
-            scores = self.label_scores(out, gold[:, ROOT : ROOT + 1].clamp(min=0)).squeeze(1)  # (batch, labels)
+            scores = self.label_scores(out.hidden, out.query, gold[:, ROOT : ROOT + 1].clamp(min=0)).squeeze(1)  # (batch, labels)
             label_loss = F.cross_entropy(scores[with_label].float(), gold[with_label, 3])
         child_loss = zero
         if self.mutual_weight:
@@ -397,7 +400,24 @@ class LinkScorer(nn.Module):
     def label_logp(self, out: LinkerOutput, cand_root: torch.Tensor | Sequence[int]) -> torch.Tensor:
         """Label log-probabilities of each query attached to each candidate parent root: ``(batch, C, labels)``."""
         roots = _broadcast_candidates(cand_root, out.parent.size(0), out.parent.device)  # (batch, C)
-        return F.log_softmax(self.label_scores(out, roots).float(), dim=-1)  # (batch, C, labels)
+        return F.log_softmax(self.label_scores(out.hidden, out.query, roots).float(), dim=-1)  # (batch, C, labels)
+
+    def link_tables(self, out: LinkerOutput, mutual: bool | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Per-position log scores of a batch of queries, from which :func:`link_from_tables` reads link scores.
+
+        ``parent (batch, 3, 1 + n)``: ``score_parent``'s root/start/end terms (log-softmax, or log-sigmoid for
+        ``bce``); ``child (batch, 3, 1 + n)``: ``score_child``'s (log-sigmoid), ``None`` without the mutual term
+        (default: ``mutual_weight > 0``). ``-inf`` where a position is disallowed, 0 in a term the scoring leaves out
+        (a token answer uses the root term only)."""
+        mutual = self.mutual_weight > 0 if mutual is None else mutual
+        unused = [term for term in range(3) if term not in self.answer_terms]
+        parent = self._parent_table(out).masked_fill(~out.parent_mask, NEG_INF)  # (batch, 3, 1 + n)
+        parent[:, unused] = 0.0
+        if not mutual:
+            return parent, None
+        child = F.logsigmoid(out.child.float()).masked_fill(~out.child_mask.unsqueeze(1), NEG_INF)  # (batch, 3, 1 + n)
+        child[:, unused] = 0.0
+        return parent, child
 
     def link_matrix(
         self,
@@ -411,16 +431,27 @@ class LinkScorer(nn.Module):
         sentence, where ``out`` holds the S queries *in candidate order* (row q = the query of candidate q; ROOT's
         span first, as in ``spandep.decoding.spans.SpanCandidates``). ``mutual=False`` drops the child term (the
         "-mutual" ablation; default: ``mutual_weight > 0``). Returns float32 ``(S, S)``, ``-inf`` where impossible."""
-        mutual = self.mutual_weight > 0 if mutual is None else mutual
         size = out.parent.size(0)
-        device = out.parent.device
-        cands = [torch.as_tensor(c, dtype=torch.long, device=device).view(-1) for c in (cand_root, cand_start, cand_end)]
-        if any(c.numel() != size for c in cands):
-            raise ValueError(f"{size} queries but {[c.numel() for c in cands]} candidates")
-        link = self.parent_logp(out, *cands).transpose(0, 1)  # (S parent, S child)
-        if mutual:
-            link = link + self.child_logp(out, *cands)  # (S parent, S child)
-        return link
+        cands = [np.asarray(torch.as_tensor(c, dtype=torch.long).cpu()).reshape(-1) for c in (cand_root, cand_start, cand_end)]
+        if any(c.size != size for c in cands):
+            raise ValueError(f"{size} queries but {[c.size for c in cands]} candidates")
+        parent, child = self.link_tables(out, mutual)
+        tables = [None if t is None else t.detach().cpu().numpy() for t in (parent, child)]
+        return torch.from_numpy(link_from_tables(tables[0], tables[1], *cands))  # type: ignore[arg-type]
+
+
+def link_from_tables(
+    parent: np.ndarray, child: np.ndarray | None, root: np.ndarray, start: np.ndarray, end: np.ndarray
+) -> np.ndarray:
+    """``link[p, c] = Σ_term parent[c, term, P_p's term position] + Σ_term child[p, term, C_c's term position]``
+    for the S candidates ``(root, start, end)`` of one sentence, whose queries' ``LinkScorer.link_tables`` are
+    ``parent, child (S, 3, 1 + n)`` in candidate order. float32 ``(S parent, S child)``, ``-inf`` where impossible."""
+    at = (root, start, end)
+    link = parent[:, 0, at[0]] + parent[:, 1, at[1]] + parent[:, 2, at[2]]  # (S child, S parent)
+    link = link.T  # (S parent, S child)
+    if child is not None:
+        link = link + (child[:, 0, at[0]] + child[:, 1, at[1]] + child[:, 2, at[2]])  # (S parent, S child)
+    return link
 
 
 class SpanLinker(PretrainedAssets, LinkScorer):
@@ -542,9 +573,9 @@ class SpanLinker(PretrainedAssets, LinkScorer):
         has_parent = batch["span"][:, 0].to(states.device) != 0  # (batch,)
         return LinkerOutput(ctx, parent, child, parent_mask, child_mask, has_parent)
 
-    def label_scores(self, out: LinkerOutput, parent_root: torch.Tensor) -> torch.Tensor:
+    def label_scores(self, hidden: torch.Tensor, query: torch.Tensor | None, parent_root: torch.Tensor) -> torch.Tensor:
         """Label logits read at the parent root's context position: ``parent_root (batch, C)`` → ``(batch, C, labels)``."""
-        h = out.hidden  # (batch, 1 + n, hidden)
+        h = hidden  # (batch, 1 + n, hidden)
         idx = parent_root.clamp(0, h.size(1) - 1)  # (batch, C)
         at = h.gather(1, idx.unsqueeze(-1).expand(-1, -1, h.size(-1)))  # (batch, C, hidden)
         return self.label_head(at)  # (batch, C, labels)

@@ -27,7 +27,8 @@ Every output is a valid tree (the decoders guarantee it; ``span_mst`` always ret
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from itertools import groupby
 from operator import itemgetter
 from dataclasses import dataclass, fields
@@ -42,9 +43,10 @@ from spandep.decoding.mst import mst_single
 from spandep.decoding.spans import SpanCandidates, span_dp, span_mst
 from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
 from spandep.models.biaffine import BiaffineScorer
-from spandep.models.span_linking import LinkerOutput, LinkScorer
+from spandep.models.span_linking import LinkerOutput, LinkScorer, link_from_tables
 from spandep.models.span_proposal import SpanProposal, topk_spans
 from spandep.models.tagger import UposTagger
+from spandep.pipeline.link_labels import LabelStates, LabelTable, LinkLabels, read_labels
 from spandep.pipeline.parse_result import Parse
 
 __all__ = [
@@ -61,6 +63,10 @@ __all__ = [
 ]
 
 NEG_INF = float("-inf")
+# parse_spans runs the linker and decodes this many words at a time (after the encoder has run over all of them):
+# each query's states are kept until its sentence is decoded (labels are read at the decoded arcs only), so their
+# memory is bounded by a group, not by the input.
+GROUP_WORDS = 2000
 WordSpans = Sequence[Sequence[tuple[int, int, float]]]  # per word 1..n: (start, end, score) tuples
 
 
@@ -220,9 +226,13 @@ def _run_queries(
     jobs: list[tuple[int, int]],
     batch_tokens: int,
     retrieve: bool,
+    keep_states: bool,
+    mutual: bool,
 ) -> dict[tuple[int, int], tuple[int, int, int]]:
-    """Run the queries ``jobs`` = (sentence, candidate index), storing each query's output slices in its sentence;
-    returns the retrieved parent span of each job when ``retrieve`` (jobs whose argmax parent is ROOT are absent)."""
+    """Run the queries ``jobs`` = (sentence, candidate index), storing each query's link tables
+    (``LinkScorer.link_tables``, the child side only when ``mutual``) in its sentence, and with ``keep_states`` its
+    states for :class:`LabelStates`, else its best label at every parent root; returns
+    the retrieved parent span of each job when ``retrieve`` (jobs whose argmax parent is ROOT are absent)."""
     device = _device(linker)
     found: dict[tuple[int, int], tuple[int, int, int]] = {}
     lengths = [linker.query_length(sents[i].state) for i, _ in jobs]
@@ -235,31 +245,36 @@ def _run_queries(
             items.append((sents[i].state, int(cands.root[c]), int(cands.start[c]), int(cands.end[c])))
         batch = {key: v.to(device) for key, v in linker.make_batch(items).items()}
         out = linker(batch)
-        width = out.parent.size(-1)
-        roots = torch.arange(width, device=device)  # (1 + n,) every context position as a parent root
-        labels = linker.label_logp(out, roots).argmax(-1)  # (batch, 1 + n): best label per parent root
         if retrieve:
             for (i, c), span in zip(todo, retrieve_parents(linker, out, batch["n_words"])):
                 if span is not None:
                     found[(i, c)] = span
-        outputs = {
-            "parent": out.parent.cpu(), "child": out.child.cpu(), "parent_mask": out.parent_mask.cpu(),  # (batch, 3, 1 + n)
-            "child_mask": out.child_mask.cpu(), "labels": labels.cpu(),  # (batch, 1 + n)
-            "has_parent": out.has_parent.cpu(),  # (batch,)
-        }
+        parent, child = linker.link_tables(out, mutual)  # (batch, 3, 1 + n) each
+        by_position = {"parent": parent.cpu()}  # (batch, ..., 1 + n): cut to each sentence's length on the last axis
+        if child is not None:
+            by_position["child"] = child.cpu()
+        by_row: dict[str, torch.Tensor] = {}  # (batch, ...): rows only
+        if keep_states:
+            by_row["hidden"] = out.hidden.cpu()  # (batch, 1 + n, d): cut below on axis 1
+            if out.query is not None:
+                by_row["query"] = out.query.cpu()  # (batch, d)
+        else:
+            roots = torch.arange(out.parent.size(-1), device=device)  # (1 + n,) every context position as a parent root
+            by_position["labels"] = linker.label_logp(out, roots).argmax(-1).cpu()  # (batch, 1 + n)
         start = 0
         for i, run in groupby(todo, key=itemgetter(0)):  # one slice per run of a sentence's rows, not one per query
             cands = [c for _, c in run]
             end, m = start + len(cands), sents[i].n + 1
-            rows = {key: v[start:end, ..., :m] if v.dim() > 1 else v[start:end] for key, v in outputs.items()}
+            rows = {key: v[start:end, ..., :m] for key, v in by_position.items()}
+            rows.update({key: v[start:end, :m] if key == "hidden" else v[start:end] for key, v in by_row.items()})
             sents[i].chunks.append((cands, rows))  # type: ignore[union-attr]
             start = end
     return found
 
 
-def _sentence_output(st: _Sent) -> tuple[LinkerOutput, torch.Tensor]:
-    """The S queries of one sentence stacked in candidate order, as ``SpanLinker.link_matrix`` expects, and their
-    best label ids ``(S, 1 + n)`` at each parent root."""
+def _sentence_output(st: _Sent, linker: LinkScorer) -> tuple[np.ndarray, LinkLabels]:
+    """The link matrix ``(S, S)`` ``[parent, child]`` of one sentence from its queries' link tables, and what their
+    labels are read from (a :class:`LabelStates` when the queries kept their states, else a :class:`LabelTable`)."""
     assert st.cands is not None and st.chunks is not None
     order = torch.as_tensor([c for cands, _ in st.chunks for c in cands]).argsort()  # (S,) rows in candidate order
     if order.numel() != st.cands.size:
@@ -268,10 +283,12 @@ def _sentence_output(st: _Sent) -> tuple[LinkerOutput, torch.Tensor]:
     def stack(key: str) -> torch.Tensor:
         return torch.cat([rows[key] for _, rows in st.chunks]).index_select(0, order)  # type: ignore[union-attr]
 
-    parent = stack("parent")  # (S, 3, 1 + n)
-    hidden = parent.new_zeros(parent.size(0), parent.size(2), 0)  # (S, 1 + n, 0): labels are precomputed
-    out = LinkerOutput(hidden, parent, stack("child"), stack("parent_mask"), stack("child_mask"), stack("has_parent"))
-    return out, stack("labels")
+    first = st.chunks[0][1]
+    child = stack("child").numpy() if "child" in first else None  # (S, 3, 1 + n)
+    link = link_from_tables(stack("parent").numpy(), child, st.cands.root, st.cands.start, st.cands.end)  # (S, S)
+    if "hidden" in first:
+        return link, LabelStates(linker, stack("hidden"), stack("query") if "query" in first else None)
+    return link, LabelTable(stack("labels").numpy())
 
 
 def _fallback_labels(labels: Sequence[str]) -> tuple[str, str]:
@@ -316,7 +333,7 @@ class ScoredSentence:
 
     ``cands`` the final candidate spans (``None`` for an empty sentence); ``proposed`` how many of them (ROOT's
     included) came from the proposal, the rest were added by retrieval; ``link (S, S)`` the link scores ``[parent,
-    child]`` and ``labels (S, 1 + n)`` the best label id of each candidate's query at each parent root, both ``None``
+    child]`` and ``labels`` where each candidate's label at each parent root is read (``link_labels``), both ``None``
     when the sentence took the too-long fallback; ``words`` the word scorer's scores when the model has one;
     ``upos`` the tagging head's tags when the model has one.
     """
@@ -325,9 +342,100 @@ class ScoredSentence:
     cands: SpanCandidates | None = None
     proposed: int = 0
     link: np.ndarray | None = None
-    labels: np.ndarray | None = None
+    labels: LinkLabels | None = None
     words: WordScores | None = None
     upos: list[str] | None = None
+
+
+@contextmanager
+def _inference(parts: SpanParserParts) -> Iterator[None]:
+    """Every module in eval mode under ``torch.inference_mode()``; training flags restored afterwards."""
+    modules: tuple[torch.nn.Module, ...] = (parts.encoder, parts.proposal, parts.linker)
+    modules += tuple(m for m in (parts.word_scorer, parts.tagger) if m is not None)
+    was_training = [m.training for m in modules]
+    for m in modules:
+        m.eval()
+    try:
+        with torch.inference_mode():
+            yield
+    finally:
+        for m, flag in zip(modules, was_training):
+            m.train(flag)
+
+
+def _link(
+    parts: SpanParserParts,
+    sentences: list[Sentence],
+    sents: list[_Sent],
+    ids: Sequence[int],
+    retrieval: bool,
+    batch_tokens: int,
+    mutual: bool,
+    label_states: bool,
+    stats: InferenceStats,
+) -> list[ScoredSentence]:
+    """Steps 2–4 for the proposed sentences ``ids``: candidates, queries, retrieval, link matrices; one
+    :class:`ScoredSentence` per id, in order. Each sentence's query outputs are released once it is scored."""
+    linker = parts.linker
+    jobs: list[tuple[int, int]] = []
+    scored = {i: ScoredSentence(n=sents[i].n) for i in ids}
+    for i in ids:
+        st = sents[i]
+        if st.n == 0:
+            continue
+        assert st.word_spans is not None
+        st.cands = candidate_queries(st.word_spans, st.n)
+        scored[i].proposed = st.cands.size
+        if not linker.needs_word_vectors:
+            st.state = linker.prepare(sentences[i].forms, sentences[i].upos, None)
+        st.fits = linker.fits(st.state)
+        if not st.fits:
+            stats.too_long += 1
+            continue
+        st.chunks = []
+        jobs.extend((i, c) for c in range(st.cands.size))
+    do_retrieve = retrieval and not linker.answer_token  # a token answer has no span to retrieve
+    found = _run_queries(linker, sents, jobs, batch_tokens, do_retrieve, label_states, mutual)
+    stats.queries += len(jobs)
+
+    if do_retrieve:  # one extra round for the new candidates
+        extra_jobs: list[tuple[int, int]] = []
+        per_sentence: dict[int, list[tuple[int, int, int]]] = {}
+        for (i, c), span in found.items():
+            if c > 0:  # retrieval from proposed spans (ROOT's query has no parent anyway)
+                per_sentence.setdefault(i, []).append(span)
+        for i, spans in per_sentence.items():
+            st = sents[i]
+            assert st.cands is not None and st.start_lp is not None and st.end_lp is not None
+            old = st.cands.size
+            new = [
+                (r, s, e, float(st.start_lp[r, s] + st.end_lp[r, e]))  # proposal score of the new span
+                for r, s, e in spans
+            ]
+            st.cands = SpanCandidates.from_lists(st.n, _existing(st) + new)  # order kept, duplicates merged
+            stats.retrieved_spans += st.cands.size - old
+            extra_jobs.extend((i, c) for c in range(old, st.cands.size))
+        if extra_jobs:
+            _run_queries(linker, sents, extra_jobs, batch_tokens, False, label_states, mutual)
+            stats.queries += len(extra_jobs)
+
+    for i in ids:
+        st, out_row = sents[i], scored[i]
+        out_row.cands = st.cands
+        out_row.words = st.words
+        out_row.upos = st.upos
+        if st.n == 0 or not st.fits:
+            continue
+        assert st.cands is not None
+        link, out_row.labels = _sentence_output(st, linker)  # (S, S) [parent, child]
+        st.chunks = st.state = None
+        out_row.link = link.astype(np.float64)  # (S, S)
+    return [scored[i] for i in ids]
+
+
+def _check_labels(parts: SpanParserParts) -> None:
+    if len(parts.labels) != len(parts.linker.labels):
+        raise ValueError(f"{len(parts.labels)} labels given, the linker has {len(parts.linker.labels)}")
 
 
 def score_spans(
@@ -337,78 +445,20 @@ def score_spans(
     retrieval: bool = True,
     batch_tokens: int = 4000,
     mutual: bool = True,
+    label_states: bool = False,
 ) -> tuple[list[ScoredSentence], InferenceStats]:
-    """Steps 1–4 of the module docstring up to the link matrices (see :func:`parse_spans` for the options)."""
-    linker = parts.linker
-    if len(parts.labels) != len(linker.labels):
-        raise ValueError(f"{len(parts.labels)} labels given, the linker has {len(linker.labels)}")
+    """Steps 1–4 of the module docstring up to the link matrices (see :func:`parse_spans` for the options).
+
+    ``label_states`` keeps each query's states and scores labels only at the decoded arcs (:class:`LabelStates`:
+    less compute, more memory); otherwise the best label at every parent root is computed now (:class:`LabelTable`).
+    """
+    _check_labels(parts)
     t0 = time.perf_counter()
     stats = InferenceStats(sentences=len(sentences))
     sents = [_Sent(n=len(s)) for s in sentences]
-    modules: tuple[torch.nn.Module, ...] = (parts.encoder, parts.proposal, linker)
-    modules += tuple(m for m in (parts.word_scorer, parts.tagger) if m is not None)
-    was_training = [m.training for m in modules]
-    for m in modules:
-        m.eval()
-    scored = [ScoredSentence(n=st.n) for st in sents]
-    try:
-        with torch.inference_mode():
-            _propose(parts, sents, sentences, k, batch_tokens)
-            jobs: list[tuple[int, int]] = []
-            for i, st in enumerate(sents):
-                if st.n == 0:
-                    continue
-                assert st.word_spans is not None
-                st.cands = candidate_queries(st.word_spans, st.n)
-                scored[i].proposed = st.cands.size
-                if not linker.needs_word_vectors:
-                    st.state = linker.prepare(sentences[i].forms, sentences[i].upos, None)
-                st.fits = linker.fits(st.state)
-                if not st.fits:
-                    stats.too_long += 1
-                    continue
-                st.chunks = []
-                jobs.extend((i, c) for c in range(st.cands.size))
-            do_retrieve = retrieval and not linker.answer_token  # a token answer has no span to retrieve
-            found = _run_queries(linker, sents, jobs, batch_tokens, do_retrieve)
-            stats.queries += len(jobs)
-
-            if do_retrieve:  # one extra round for the new candidates
-                extra_jobs: list[tuple[int, int]] = []
-                per_sentence: dict[int, list[tuple[int, int, int]]] = {}
-                for (i, c), span in found.items():
-                    if c > 0:  # retrieval from proposed spans (ROOT's query has no parent anyway)
-                        per_sentence.setdefault(i, []).append(span)
-                for i, spans in per_sentence.items():
-                    st = sents[i]
-                    assert st.cands is not None and st.start_lp is not None and st.end_lp is not None
-                    old = st.cands.size
-                    new = [
-                        (r, s, e, float(st.start_lp[r, s] + st.end_lp[r, e]))  # proposal score of the new span
-                        for r, s, e in spans
-                    ]
-                    st.cands = SpanCandidates.from_lists(st.n, _existing(st) + new)  # order kept, duplicates merged
-                    stats.retrieved_spans += st.cands.size - old
-                    extra_jobs.extend((i, c) for c in range(old, st.cands.size))
-                if extra_jobs:
-                    _run_queries(linker, sents, extra_jobs, batch_tokens, retrieve=False)
-                    stats.queries += len(extra_jobs)
-
-            for st, out_row in zip(sents, scored):
-                out_row.cands = st.cands
-                out_row.words = st.words
-                out_row.upos = st.upos
-                if st.n == 0 or not st.fits:
-                    continue
-                assert st.cands is not None
-                out, best_labels = _sentence_output(st)
-                root_t, start_t, end_t = (torch.from_numpy(a) for a in (st.cands.root, st.cands.start, st.cands.end))
-                link = linker.link_matrix(out, root_t, start_t, end_t, mutual=mutual)  # (S, S) [parent, child]
-                out_row.link = link.cpu().numpy().astype(np.float64)  # (S, S)
-                out_row.labels = best_labels.numpy()  # (S, 1 + n)
-    finally:
-        for m, flag in zip(modules, was_training):
-            m.train(flag)
+    with _inference(parts):
+        _propose(parts, sents, sentences, k, batch_tokens)
+        scored = _link(parts, sentences, sents, range(len(sents)), retrieval, batch_tokens, mutual, label_states, stats)
     stats.seconds = time.perf_counter() - t0
     return scored, stats
 
@@ -435,6 +485,7 @@ def decode_scored(
     decode = span_dp if decoder == "dp" else span_mst
     root_label, other_label = _fallback_labels(labels)
     results: list[Parse] = []
+    arcs: list[tuple[int, tuple[LinkLabels, np.ndarray, np.ndarray]]] = []  # (row of results, label request)
     fallbacks = 0
     for sc in scored:
         if sc.n == 0:
@@ -463,9 +514,12 @@ def decode_scored(
         if label_source == "word":
             assert sc.words is not None
             chosen = sc.words.labels_at(res.heads)  # (n,)
-        else:
-            chosen = sc.labels[res.chosen[1:], res.heads[1:]]  # (n,) label of each word's chosen query at its head
-        results.append(Parse(res.heads[1:].tolist(), [labels[int(j)] for j in chosen], sc.upos))
+            results.append(Parse(res.heads[1:].tolist(), [labels[int(j)] for j in chosen], sc.upos))
+        else:  # the label of each word's chosen query at its head, read below for all sentences at once
+            arcs.append((len(results), (sc.labels, res.chosen[1:], res.heads[1:])))
+            results.append(Parse(res.heads[1:].tolist(), [], sc.upos))
+    for (row, _), ids in zip(arcs, read_labels([request for _, request in arcs])):
+        results[row] = results[row]._replace(labels=[labels[int(j)] for j in ids])
     return results, fallbacks
 
 
@@ -487,17 +541,45 @@ def parse_spans(
     (projective, Algorithm 1) or ``"mst"`` (non-projective); ``retrieval`` adds each query's argmax parent span;
     ``batch_tokens`` is the padded-token budget of encoder and query batches; ``mutual`` adds the child-side score;
     ``arc_weight`` and ``label_source`` use the model's word scorer (module docstring, step 4).
-    Empty sentences get empty lists; every other sentence gets a valid tree.
+    Empty sentences get empty lists; every other sentence gets a valid tree. After the encoder, sentences are
+    linked and decoded ``GROUP_WORDS`` words at a time, shortest first, labels read at the decoded arcs only
+    (:class:`LabelStates`).
     """
     if decoder not in ("dp", "mst"):
         raise ValueError(f"decoder must be 'dp' or 'mst', not {decoder!r}")
+    _check_labels(parts)
     t0 = time.perf_counter()
-    scored, stats = score_spans(parts, sentences, k, retrieval, batch_tokens, mutual)
-    results, stats.dp_fallbacks = decode_scored(
-        scored, parts.labels, lam, decoder, parts.linker.allow_root_in_span, arc_weight, label_source
-    )
+    stats = InferenceStats(sentences=len(sentences))
+    sents = [_Sent(n=len(s)) for s in sentences]
+    results: list[Parse] = [Parse([], []) for _ in sentences]
+    by_length = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))  # near-uniform query batches
+    with _inference(parts):
+        _propose(parts, sents, sentences, k, batch_tokens)
+        for group in _groups([len(sentences[i]) for i in by_length], GROUP_WORDS):
+            ids = [by_length[j] for j in group]
+            scored = _link(parts, sentences, sents, ids, retrieval, batch_tokens, mutual, True, stats)
+            parses, fallbacks = decode_scored(
+                scored, parts.labels, lam, decoder, parts.linker.allow_root_in_span, arc_weight, label_source
+            )
+            stats.dp_fallbacks += fallbacks
+            for i, parse in zip(ids, parses):
+                results[i] = parse
     stats.seconds = time.perf_counter() - t0
     return results, stats
+
+
+def _groups(lengths: list[int], words: int) -> list[list[int]]:
+    """Consecutive runs of indices into ``lengths`` with at most ``words`` words each (a longer sentence is a group
+    alone)."""
+    groups: list[list[int]] = []
+    size = words + 1
+    for i, n in enumerate(lengths):
+        if size + n > words:
+            groups.append([])
+            size = 0
+        groups[-1].append(i)
+        size += n
+    return groups
 
 
 def _existing(st: _Sent) -> list[tuple[int, int, int, float]]:
