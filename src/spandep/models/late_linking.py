@@ -117,8 +117,14 @@ class LateSpanLinker(LinkScorer):
         query = h.gather(1, r.unsqueeze(-1).expand(-1, -1, h.size(-1)))  # (Q, 1, dim): state at the query root
         parent_mask, child_mask = link_masks(span, word_mask, self.query_token, self.allow_root_in_span)
         fill = mask_value(h.dtype)
-        parent = self.parent_attn(self.parent_query(query), self.parent_cand(h)).squeeze(2)  # (Q, 3, 1 + n)
-        child = self.child_attn(self.child_query(query), self.child_cand(h)).squeeze(2)  # (Q, 3, 1 + n)
+        if self.training:
+            parent_cand, child_cand = self.parent_cand(h), self.child_cand(h)  # (Q, 1 + n, mlp) each
+        else:  # both projections in one matrix product
+            weight = torch.cat([self.parent_cand.linear.weight, self.child_cand.linear.weight])  # (2·mlp, dim)
+            bias = torch.cat([self.parent_cand.linear.bias, self.child_cand.linear.bias])  # (2·mlp,)
+            parent_cand, child_cand = self.parent_cand.act(F.linear(h, weight, bias)).chunk(2, dim=-1)  # (Q, 1 + n, mlp) each
+        parent = self.parent_attn(self.parent_query(query), parent_cand).squeeze(2)  # (Q, 3, 1 + n)
+        child = self.child_attn(self.child_query(query), child_cand).squeeze(2)  # (Q, 3, 1 + n)
         parent = parent.masked_fill(~parent_mask, fill)  # (Q, 3, 1 + n)
         child = child.masked_fill(~child_mask.unsqueeze(1), fill)  # (Q, 3, 1 + n)
         has_parent = span[:, 0] != 0  # (Q,)
@@ -151,12 +157,14 @@ class LateSpanLinker(LinkScorer):
         word_rows = torch.div(distinct, 12, rounding_mode="floor")  # (U,) rows of x flattened
         inputs = x.reshape(-1, dim)[word_rows] + self._mark_table()[distinct % 12]  # (U, dim)
         qkv = F.linear(layer.norm1(inputs), attn.in_proj_weight, attn.in_proj_bias)  # (U, 3·dim)
-        q, k, v = qkv[inverse].view(n_query, width, 3, heads, dim // heads).permute(2, 0, 3, 1, 4).unbind(0)  # 3 × (Q, heads, 1 + n, dim / heads)
+        head = dim // heads
+        qkv = qkv.view(-1, 3, heads, head).permute(1, 2, 0, 3).contiguous()  # (3, heads, U, dim / heads)
+        q, k, v = (t.reshape(heads * n_query, width, head) for t in qkv[:, :, inverse])  # 3 × (heads·Q, 1 + n, dim / heads)
+        scores = torch.bmm(q, k.transpose(1, 2)).mul_(head**-0.5)  # (heads·Q, 1 + n, 1 + n)
         blocked = torch.zeros(word_mask.shape, dtype=x.dtype, device=x.device).masked_fill(~word_mask, float("-inf"))  # (Q, 1 + n)
-        blocked = blocked[:, None, None, :].expand(-1, heads, width, -1).reshape(-1, width, width)  # (Q·heads, 1 + n, 1 + n)
-        scores = torch.baddbmm(blocked, q.reshape(-1, width, dim // heads), k.reshape(-1, width, dim // heads).transpose(1, 2), alpha=(dim // heads) ** -0.5)  # (Q·heads, 1 + n, 1 + n)
-        a = torch.bmm(scores.softmax(-1), v.reshape(-1, width, dim // heads))  # (Q·heads, 1 + n, dim / heads)
-        a = a.view(n_query, heads, width, dim // heads).transpose(1, 2).reshape(n_query, width, dim)  # (Q, 1 + n, dim)
+        scores.view(heads, n_query, width, width).add_(blocked[None, :, None, :])  # padding keys get -inf
+        a = torch.bmm(scores.softmax(-1), v).view(heads, n_query, width, head)  # (heads, Q, 1 + n, dim / heads)
+        a = a.permute(1, 2, 0, 3).reshape(n_query, width, dim)  # (Q, 1 + n, dim)
         h = inputs[inverse] + attn.out_proj(a)  # (Q, 1 + n, dim)
         return h + layer.linear2(layer.activation(layer.linear1(layer.norm2(h))))  # (Q, 1 + n, dim)
 
