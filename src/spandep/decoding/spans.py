@@ -20,7 +20,7 @@ when its score is finite. NaN and ``+inf`` are rejected. Nothing here imports mo
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 
 import numpy as np
 
@@ -54,13 +54,14 @@ class SpanCandidates:
     start: np.ndarray  # (S,) int64, 1-based inclusive
     end: np.ndarray  # (S,) int64
     score: np.ndarray  # (S,) float64, span score in log space (log P_start + log P_end)
+    distinct: InitVar[bool] = False  # the triples are known to be distinct (from_arrays merged them)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, distinct: bool) -> None:
         self.root = np.asarray(self.root, dtype=np.int64).reshape(-1)  # (S,)
         self.start = np.asarray(self.start, dtype=np.int64).reshape(-1)  # (S,)
         self.end = np.asarray(self.end, dtype=np.int64).reshape(-1)  # (S,)
         self.score = np.asarray(self.score, dtype=np.float64).reshape(-1)  # (S,)
-        self._validate()
+        self._validate(check_distinct=not distinct)
 
     # ------------------------------------------------------------------------------ construction
 
@@ -89,17 +90,22 @@ class SpanCandidates:
             raise ValueError(f"candidate roots must be words 1..{n} (the ROOT span is added automatically)")
         base = n + 2
         key = (root_a * base + start_a) * base + end_a  # (m,)
-        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        best = np.full(uniq.size, NEG_INF)  # (u,)
-        np.maximum.at(best, inverse, score_a)
-        keep = np.argsort(first, kind="stable")  # (u,) unique keys in first-occurrence order
-        pick = first[keep]  # (u,)
+        sorted_key = np.sort(key)  # (m,)
+        if m < 2 or (sorted_key[1:] != sorted_key[:-1]).all():  # no duplicates (the usual case): keep all
+            pick, best_kept = np.arange(m), score_a  # (m,) each
+        else:
+            uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+            best = np.full(uniq.size, NEG_INF)  # (u,)
+            np.maximum.at(best, inverse, score_a)
+            keep = np.argsort(first, kind="stable")  # (u,) unique keys in first-occurrence order
+            pick, best_kept = first[keep], best[keep]  # (u,) each
         return cls(
-            n=int(n),
-            root=np.concatenate([[0], root_a[pick]]),  # (S,)
-            start=np.concatenate([[1], start_a[pick]]),  # (S,)
-            end=np.concatenate([[n], end_a[pick]]),  # (S,)
-            score=np.concatenate([[0.0], best[keep]]),  # (S,)
+            int(n),
+            np.concatenate([[0], root_a[pick]]),  # (S,)
+            np.concatenate([[1], start_a[pick]]),  # (S,)
+            np.concatenate([[n], end_a[pick]]),  # (S,)
+            np.concatenate([[0.0], best_kept]),  # (S,)
+            distinct=True,
         )
 
     @classmethod
@@ -125,7 +131,7 @@ class SpanCandidates:
             raise KeyError((root, start, end))
         return int(hit[0])
 
-    def _validate(self) -> None:
+    def _validate(self, check_distinct: bool = True) -> None:
         n = self.n
         if not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"n must be a positive integer, got {n!r}")
@@ -152,7 +158,7 @@ class SpanCandidates:
             raise ValueError(f"every word needs at least one candidate span; none for words {missing.tolist()}")
         base = n + 2
         key = (self.root * base + self.start) * base + self.end  # (S,)
-        if np.unique(key).size != size:
+        if check_distinct and np.unique(key).size != size:
             raise ValueError("duplicate candidate spans; build with SpanCandidates.from_arrays to merge them")
 
 

@@ -159,13 +159,14 @@ class LateSpanLinker(LinkScorer):
         qkv = F.linear(layer.norm1(inputs), attn.in_proj_weight, attn.in_proj_bias)  # (U, 3·dim)
         head = dim // heads
         qkv = qkv.view(-1, 3, heads, head).permute(1, 2, 0, 3).contiguous()  # (3, heads, U, dim / heads)
-        q, k, v = (t.reshape(heads * n_query, width, head) for t in qkv[:, :, inverse])  # 3 × (heads·Q, 1 + n, dim / heads)
+        rows = inverse.view(-1)  # (Q·(1 + n),)
+        q, k, v = qkv.view(3 * heads, -1, head).index_select(1, rows).view(3, heads * n_query, width, head)  # 3 × (heads·Q, 1 + n, dim / heads)
         scores = torch.bmm(q, k.transpose(1, 2)).mul_(head**-0.5)  # (heads·Q, 1 + n, 1 + n)
         blocked = torch.zeros(word_mask.shape, dtype=x.dtype, device=x.device).masked_fill(~word_mask, float("-inf"))  # (Q, 1 + n)
         scores.view(heads, n_query, width, width).add_(blocked[None, :, None, :])  # padding keys get -inf
         a = torch.bmm(scores.softmax(-1), v).view(heads, n_query, width, head)  # (heads, Q, 1 + n, dim / heads)
         a = a.permute(1, 2, 0, 3).reshape(n_query, width, dim)  # (Q, 1 + n, dim)
-        h = inputs[inverse] + attn.out_proj(a)  # (Q, 1 + n, dim)
+        h = inputs.index_select(0, rows).view(n_query, width, dim) + attn.out_proj(a)  # (Q, 1 + n, dim)
         return h + layer.linear2(layer.activation(layer.linear1(layer.norm2(h))))  # (Q, 1 + n, dim)
 
     def label_scores(self, hidden: torch.Tensor, query: torch.Tensor | None, parent_root: torch.Tensor) -> torch.Tensor:

@@ -276,12 +276,15 @@ def _sentence_output(st: _Sent, linker: LinkScorer) -> tuple[np.ndarray, LinkLab
     """The link matrix ``(S, S)`` ``[parent, child]`` of one sentence from its queries' link tables, and what their
     labels are read from (a :class:`LabelStates` when the queries kept their states, else a :class:`LabelTable`)."""
     assert st.cands is not None and st.chunks is not None
-    order = torch.as_tensor([c for cands, _ in st.chunks for c in cands]).argsort()  # (S,) rows in candidate order
-    if order.numel() != st.cands.size:
-        raise AssertionError(f"{order.numel()} query outputs for {st.cands.size} candidates")
+    ran = [c for cands, _ in st.chunks for c in cands]  # candidate of each output row
+    if len(ran) != st.cands.size:
+        raise AssertionError(f"{len(ran)} query outputs for {st.cands.size} candidates")
+    order = None if ran == list(range(len(ran))) else torch.as_tensor(ran).argsort()  # (S,) rows in candidate order
 
     def stack(key: str) -> torch.Tensor:
-        return torch.cat([rows[key] for _, rows in st.chunks]).index_select(0, order)  # type: ignore[union-attr]
+        parts = [rows[key] for _, rows in st.chunks]  # type: ignore[union-attr]
+        rows = parts[0] if len(parts) == 1 else torch.cat(parts)
+        return rows if order is None else rows.index_select(0, order)
 
     first = st.chunks[0][1]
     child = stack("child").numpy() if "child" in first else None  # (S, 3, 1 + n)
