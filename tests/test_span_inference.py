@@ -12,14 +12,19 @@ from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.data.trees import is_projective, tree_problems
 from spandep.encoders.transformer import TransformerEncoder
+from spandep.models.late_linking import LateSpanLinker
 from spandep.models.span_linking import SpanLinker
 from spandep.models.span_proposal import SpanProposal
+from spandep.pipeline import span_inference
+from spandep.pipeline.link_labels import LabelStates, LabelTable
 from spandep.pipeline.span_inference import (
     InferenceStats,
     SpanParserParts,
     candidate_queries,
+    decode_scored,
     parse_spans,
     retrieve_parents,
+    score_spans,
     structural_link,
 )
 
@@ -172,3 +177,40 @@ def test_options_and_modes_are_restored(parts: SpanParserParts) -> None:
     assert parts.linker.training and parts.encoder.training is True
     with pytest.raises(ValueError):
         parse_spans(parts, sentences, decoder="eisner")  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def late_parts(parts: SpanParserParts) -> SpanParserParts:
+    torch.manual_seed(4)
+    linker = LateSpanLinker(parts.encoder.out_dim, parts.labels, dim=16, layers=1, heads=2, ff=32, mlp=16, label_mlp=8, dropout=0.0)
+    return SpanParserParts(parts.encoder, parts.proposal, linker, parts.labels)
+
+
+@pytest.mark.parametrize("linker", ["faithful", "late"])
+def test_labels_read_at_the_arcs_equal_the_full_label_table(parts, late_parts, linker: str) -> None:
+    """``LabelStates`` (what parse_spans keeps) scores labels only where asked; at every (candidate, parent root)
+    it must agree with the ``LabelTable`` computed for all pairs while scoring, and the decoded parses too."""
+    chosen_parts = parts if linker == "faithful" else late_parts
+    sentences = short_sentences()
+    table, _ = score_spans(chosen_parts, sentences, k=2, label_states=False)
+    states, _ = score_spans(chosen_parts, sentences, k=2, label_states=True)
+    for eager, lazy in zip(table, states):
+        if eager.labels is None:
+            continue
+        assert isinstance(eager.labels, LabelTable) and isinstance(lazy.labels, LabelStates)
+        size, width = eager.labels.ids.shape
+        rows, roots = np.repeat(np.arange(size), width), np.tile(np.arange(width), size)  # every pair
+        assert np.array_equal(lazy.labels.at(rows, roots), eager.labels.at(rows, roots))
+        assert np.array_equal(lazy.link, eager.link)
+    assert decode_scored(states, chosen_parts.labels)[0] == decode_scored(table, chosen_parts.labels)[0]
+
+
+def test_groups_of_sentences_change_nothing(late_parts: SpanParserParts, monkeypatch: pytest.MonkeyPatch) -> None:
+    """parse_spans links and decodes GROUP_WORDS words at a time, shortest sentences first: same trees, same order,
+    same counters as in one group."""
+    sentences = short_sentences()
+    whole, whole_stats = parse_spans(late_parts, sentences, k=2)
+    monkeypatch.setattr(span_inference, "GROUP_WORDS", 4)
+    grouped, grouped_stats = parse_spans(late_parts, sentences, k=2)
+    assert grouped == whole
+    assert (grouped_stats.queries, grouped_stats.sentences) == (whole_stats.queries, whole_stats.sentences)

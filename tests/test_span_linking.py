@@ -270,6 +270,7 @@ def test_scoring_switches_select_terms(tiny_transformer_dir) -> None:
     r, s, e = (torch.tensor([x[k] for x in spans[:4] + [(0, 1, 5)]]) for k in range(3))
     assert torch.equal(model.link_matrix(out, r, s, e), model.parent_logp(out, r, s, e).T)
     assert not torch.equal(model.link_matrix(out, r, s, e, mutual=True), model.parent_logp(out, r, s, e).T)
+    assert torch.equal(model.link_matrix(out, r, s, e, mutual=True), model.parent_logp(out, r, s, e).T + model.child_logp(out, r, s, e))
     targets = model.link_targets([[2, 0, 5, 3, 2]] * 5, None, torch.stack([r, s, e], 1))
     with torch.no_grad():
         terms = model.loss_terms(batch, targets)
