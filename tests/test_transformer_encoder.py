@@ -67,3 +67,15 @@ def test_word_embeddings_frozen_by_default(tiny_transformer_dir):
     assert not enc.transformer.get_input_embeddings().weight.requires_grad
     enc = make(tiny_transformer_dir, freeze_embeddings=False)
     assert enc.transformer.get_input_embeddings().weight.requires_grad
+
+
+def test_loading_pretrained_weights_draws_no_progress_bar(capfd):
+    """transformers draws a "Loading weights" bar on stderr at every from_pretrained; a parser loading its model
+    (CLI or API) must stay quiet, and leave transformers' own setting as it was."""
+    from transformers.utils import logging as hf_logging
+
+    from spandep.encoders.transformer import MINILM_ALIAS
+
+    TransformerEncoder(MINILM_ALIAS, pretrained=True)
+    assert "Loading weights" not in capfd.readouterr().err
+    assert hf_logging.is_progress_bar_enabled()

@@ -8,6 +8,8 @@ its vector from the window where it sits furthest from an edge, so nothing is ev
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 from transformers import AutoConfig, AutoModel, AutoTokenizer
+from transformers.utils import logging as hf_logging
 
 from spandep.encoders.base import WordEncoder
 
@@ -47,6 +50,18 @@ class ScalarMix(nn.Module):
         return self.gamma * sum(wi * h for wi, h in zip(w, layers))  # (batch, pieces, hidden)
 
 
+@contextmanager
+def _no_progress_bar() -> Iterator[None]:
+    """transformers' progress bars off for the block (restored afterwards if they were on)."""
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()
+
+
 class PretrainedAssets:
     """For modules that own a Hugging Face ``tokenizer`` and ``transformer``: save both's small files next to a
     model, and rebuild from them so a saved model needs no base weights. ``config_tag`` names the key of
@@ -62,7 +77,8 @@ class PretrainedAssets:
         path = resolve_model_path(model)
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         if pretrained:
-            self.transformer = AutoModel.from_pretrained(path)
+            with _no_progress_bar():  # transformers draws a "Loading weights" bar on stderr at every load
+                self.transformer = AutoModel.from_pretrained(path)
         else:
             self.transformer = AutoModel.from_config(AutoConfig.from_pretrained(path))
 
