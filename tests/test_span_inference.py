@@ -206,11 +206,11 @@ def test_labels_read_at_the_arcs_equal_the_full_label_table(parts, late_parts, l
 
 
 def test_groups_of_sentences_change_nothing(late_parts: SpanParserParts, monkeypatch: pytest.MonkeyPatch) -> None:
-    """parse_spans links and decodes GROUP_WORDS words at a time, shortest sentences first: same trees, same order,
+    """parse_spans links and decodes GROUP_WORDS // k words at a time, shortest sentences first: same trees, same order,
     same counters as in one group."""
     sentences = short_sentences()
     whole, whole_stats = parse_spans(late_parts, sentences, k=2)
-    monkeypatch.setattr(span_inference, "GROUP_WORDS", 4)
+    monkeypatch.setattr(span_inference, "GROUP_WORDS", 8)
     grouped, grouped_stats = parse_spans(late_parts, sentences, k=2)
     assert grouped == whole
     assert (grouped_stats.queries, grouped_stats.sentences) == (whole_stats.queries, whole_stats.sentences)
