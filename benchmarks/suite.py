@@ -58,9 +58,9 @@ SYSTEMS: dict[str, System] = {
     "span-minilm-word-dp": System({"en_ewt": "configs/ewt-span-minilm-word.toml"}, "projective"),
     "span-minilm-word-mst": System({"en_ewt": "configs/ewt-span-minilm-word.toml"}, "mst"),
     # The multilingual encoder (spandep convert-e5 runs/e5-small first), on the non-English treebanks.
-    "biaffine-e5": System({"cs_cltt": "configs/cs_cltt-biaffine-e5.toml"}),
-    "span-e5-dp": System({"cs_cltt": "configs/cs_cltt-span-e5.toml"}, "projective"),
-    "span-e5-mst": System({"cs_cltt": "configs/cs_cltt-span-e5.toml"}, "mst"),
+    "biaffine-e5": System({d: f"configs/{d}-biaffine-e5.toml" for d in ("cs_cltt", "it_partut")}),
+    "span-e5-dp": System({d: f"configs/{d}-span-e5.toml" for d in ("cs_cltt", "it_partut")}, "projective"),
+    "span-e5-mst": System({d: f"configs/{d}-span-e5.toml" for d in ("cs_cltt", "it_partut")}, "mst"),
     "biaffine-bilstm-run1": System({"en_ewt": "configs/ewt-biaffine-bilstm.toml"}),
     "span-minilm-run1-dp": System({"en_ewt": "configs/ewt-span-minilm.toml"}, "projective"),
     "span-minilm-run1-mst": System({"en_ewt": "configs/ewt-span-minilm.toml"}, "mst"),
