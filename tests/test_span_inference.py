@@ -96,7 +96,7 @@ def test_retrieval_is_the_exact_argmax_parent(parts: SpanParserParts) -> None:
     with torch.inference_mode():
         batch = linker.queries.collate([linker.queries.build(cached, *s) for s in spans])
         out = linker(batch)
-        found = retrieve_parents(linker, out, batch["n_words"])
+        found = retrieve_parents(linker.link_tables(out)[0], batch["n_words"])
         cand = torch.tensor(everything)  # (C, 3)
         scores = linker.parent_logp(out, cand[:, 0], cand[:, 1], cand[:, 2])  # (batch, C)
     assert found[0] is None  # the ROOT query has no parent

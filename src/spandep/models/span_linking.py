@@ -196,15 +196,12 @@ def _broadcast_candidates(cand: torch.Tensor | Sequence[int], batch: int, device
     return cand_t
 
 
-def _take(table: torch.Tensor, allowed: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """``table[b, index[b, c]]`` for ``table, allowed (batch, W)``, ``index (batch, C)``; ``-inf`` where the
-    position is disallowed or outside ``[0, W)``."""
+def _take(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``table[b, index[b, c]]`` for ``table (batch, W)``, ``index (batch, C)``; ``-inf`` outside ``[0, W)``."""
     width = table.size(1)
     inside = (index >= 0) & (index < width)  # (batch, C)
-    safe = index.clamp(0, width - 1)  # (batch, C)
-    value = table.gather(1, safe)  # (batch, C)
-    ok = inside & allowed.gather(1, safe)  # (batch, C)
-    return value.masked_fill(~ok, NEG_INF)
+    value = table.gather(1, index.clamp(0, width - 1))  # (batch, C)
+    return value.masked_fill(~inside, NEG_INF)
 
 
 class LinkScorer(nn.Module):
@@ -370,8 +367,7 @@ class LinkScorer(nn.Module):
         ``log p_root`` when the answer is a token). Candidates ``(C,)`` (shared) or ``(batch, C)``; ROOT as a parent
         is ``(0, 1, n)``. Returns float32 ``(batch, C)``; ``-inf`` where a used position is disallowed (and for
         every candidate of the ROOT query)."""
-        masks = [out.parent_mask[:, term] for term in range(3)]  # 3 × (batch, 1 + n)
-        return self._score_terms(self._parent_table(out), masks, (cand_root, cand_start, cand_end))
+        return self._score_terms(self.link_tables(out, mutual=False)[0], (cand_root, cand_start, cand_end))
 
     def child_logp(
         self,
@@ -383,18 +379,16 @@ class LinkScorer(nn.Module):
         """``score_child(C | query)`` for candidate child spans: ``log σ(root) + log σ(start) + log σ(end)`` (only
         the root term when the answer is a token). Candidates ``(C,)`` or ``(batch, C)``. Returns float32
         ``(batch, C)``; ``-inf`` where a used position lies outside the query span or is its root."""
-        table = F.logsigmoid(out.child.float())  # (batch, 3, 1 + n)
-        return self._score_terms(table, [out.child_mask] * 3, (cand_root, cand_start, cand_end))
+        return self._score_terms(self._child_table(out), (cand_root, cand_start, cand_end))
 
-    def _score_terms(
-        self, table: torch.Tensor, masks: list[torch.Tensor], cands: tuple[torch.Tensor | Sequence[int], ...]
-    ) -> torch.Tensor:
-        """Sum of the used terms (root/start/end) of a per-position log table at each candidate's positions."""
+    def _score_terms(self, table: torch.Tensor, cands: tuple[torch.Tensor | Sequence[int], ...]) -> torch.Tensor:
+        """Sum of the used terms (root/start/end) of a masked per-position log table (``link_tables``) at each
+        candidate's positions."""
         batch, device = table.size(0), table.device
         idx = [_broadcast_candidates(c, batch, device) for c in cands]  # 3 × (batch, C)
         score = torch.zeros(idx[0].shape, device=device)  # (batch, C)
         for term in self.answer_terms:
-            score = score + _take(table[:, term], masks[term], idx[term])  # (batch, C)
+            score = score + _take(table[:, term], idx[term])  # (batch, C)
         return score
 
     def label_logp(self, out: LinkerOutput, cand_root: torch.Tensor | Sequence[int]) -> torch.Tensor:
@@ -413,11 +407,13 @@ class LinkScorer(nn.Module):
         unused = [term for term in range(3) if term not in self.answer_terms]
         parent = self._parent_table(out).masked_fill(~out.parent_mask, NEG_INF)  # (batch, 3, 1 + n)
         parent[:, unused] = 0.0
-        if not mutual:
-            return parent, None
+        return parent, self._child_table(out) if mutual else None
+
+    def _child_table(self, out: LinkerOutput) -> torch.Tensor:
+        """``link_tables``' child side ``(batch, 3, 1 + n)``."""
         child = F.logsigmoid(out.child.float()).masked_fill(~out.child_mask.unsqueeze(1), NEG_INF)  # (batch, 3, 1 + n)
-        child[:, unused] = 0.0
-        return parent, child
+        child[:, [term for term in range(3) if term not in self.answer_terms]] = 0.0
+        return child
 
     def link_matrix(
         self,

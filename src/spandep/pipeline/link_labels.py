@@ -20,7 +20,7 @@ import torch
 
 from spandep.models.span_linking import LinkScorer
 
-__all__ = ["LabelStates", "LabelTable", "LinkLabels"]
+__all__ = ["LabelStates", "LabelTable", "LinkLabels", "read_labels"]
 
 
 @dataclass
@@ -56,7 +56,6 @@ class LabelStates:
         rows = torch.as_tensor(chosen, dtype=torch.long)  # (n,)
         at_head = self.hidden[rows, torch.as_tensor(heads, dtype=torch.long)]  # (n, d)
         return at_head, None if self.query is None else self.query[rows]
-
 
     def rows(self, m: int) -> LabelStates:
         """The first ``m`` candidates only."""

@@ -43,7 +43,7 @@ from spandep.decoding.mst import mst_single
 from spandep.decoding.spans import SpanCandidates, span_dp, span_mst
 from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
 from spandep.models.biaffine import BiaffineScorer
-from spandep.models.span_linking import LinkerOutput, LinkScorer, link_from_tables
+from spandep.models.span_linking import LinkScorer, link_from_tables
 from spandep.models.span_proposal import SpanProposal, topk_spans
 from spandep.models.tagger import UposTagger
 from spandep.pipeline.link_labels import LabelStates, LabelTable, LinkLabels, read_labels
@@ -139,15 +139,15 @@ def structural_link(cands: SpanCandidates, allow_root_in_span: bool = False) -> 
     return np.where(ok, 0.0, NEG_INF)  # (S, S)
 
 
-def retrieve_parents(linker: LinkScorer, out: LinkerOutput, n_words: torch.Tensor) -> list[tuple[int, int, int] | None]:
-    """The argmax parent span ``(root, start, end)`` of every query of a batch (DESIGN.md §3, "Retrieval").
+def retrieve_parents(table: torch.Tensor, n_words: torch.Tensor) -> list[tuple[int, int, int] | None]:
+    """The argmax parent span ``(root, start, end)`` of every query of a batch (DESIGN.md §3, "Retrieval"), from the
+    parent side ``(batch, 3, W)`` of its ``LinkScorer.link_tables``.
 
     Maximises ``score_parent = log p_root(r) + log p_start(s') + log p_end(e')`` jointly over valid spans
     ``s' ≤ r ≤ e'`` (the linker's masks already enforce ``s' ≤ s``, ``e' ≥ e`` and the root constraint), ROOT's span
     ``(0, 1, n)`` included. ``None`` where the argmax is ROOT or no parent is allowed (the ROOT query). Exact: the
     score is separable, so for each root the best start is a prefix maximum and the best end a suffix maximum.
     """
-    table = linker._parent_table(out).masked_fill(~out.parent_mask, NEG_INF)  # (batch, 3, W)
     root_lp, start_lp, end_lp = table[:, 0], table[:, 1], table[:, 2]  # (batch, W) each
     best_start, arg_start = torch.cummax(start_lp, dim=1)  # (batch, W): best start ≤ r
     rev_end, rev_arg = torch.cummax(end_lp.flip(1), dim=1)  # (batch, W) over the reversed positions
@@ -245,11 +245,11 @@ def _run_queries(
             items.append((sents[i].state, int(cands.root[c]), int(cands.start[c]), int(cands.end[c])))
         batch = {key: v.to(device) for key, v in linker.make_batch(items).items()}
         out = linker(batch)
+        parent, child = linker.link_tables(out, mutual)  # (batch, 3, 1 + n) each
         if retrieve:
-            for (i, c), span in zip(todo, retrieve_parents(linker, out, batch["n_words"])):
+            for (i, c), span in zip(todo, retrieve_parents(parent, batch["n_words"])):
                 if span is not None:
                     found[(i, c)] = span
-        parent, child = linker.link_tables(out, mutual)  # (batch, 3, 1 + n) each
         by_position = {"parent": parent.cpu()}  # (batch, ..., 1 + n): cut to each sentence's length on the last axis
         if child is not None:
             by_position["child"] = child.cpu()
