@@ -4,13 +4,15 @@ a result file with every required field; the report renders its numbers into the
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from conftest import DEV, TINY_BIAFFINE, TRAIN, write_config
 
 from benchmarks.record import REQUIRED
 from benchmarks.report import BEGIN, END, load_results, render, replace_section
 from benchmarks.run import parse_args, run_suite
-from benchmarks.suite import Dataset, System
+from benchmarks.suite import DATASETS, E5_SETS, REPO, SYSTEMS, Dataset, System
+from spandep.training.config import load_config
 
 
 def test_runner_writes_results_and_report_renders_them(tmp_path, tiny_models):
@@ -47,3 +49,17 @@ def test_runner_writes_results_and_report_renders_them(tmp_path, tiny_models):
         numbers = (f"{r['UAS']:.2f} / {r['LAS']:.2f}", f"{r['UAS_nopunct']:.2f} / {r['LAS_nopunct']:.2f}", f"{r['CLAS']:.2f}",
                    f"{r['parse_sent_per_s']:,.1f}", f"{r['peak_rss_mb']:,.0f} MB")
         assert all(f" {n} |" in row for n in numbers), row
+
+
+def test_every_suite_config_loads_and_trains_on_its_own_treebank(monkeypatch):
+    """Each system's config is valid and names its dataset's train and dev files; no two configs share a run folder."""
+    monkeypatch.chdir(REPO)
+    outputs: dict[str, str] = {}
+    for system in SYSTEMS.values():
+        for dataset_name, config_path in system.configs.items():
+            config = load_config(config_path)
+            dataset = DATASETS[dataset_name]
+            assert Path(config["data"]["train"]) == dataset.train.resolve(), config_path
+            assert Path(config["data"]["dev"]) == dataset.dev.resolve(), config_path
+            assert outputs.setdefault(config["training"]["output"], config_path) == config_path
+    assert len(outputs) >= len(E5_SETS) * 2
