@@ -60,6 +60,8 @@ SYSTEMS: dict[str, System] = {
     "span-minilm-mst": System({"en_ewt": "configs/ewt-span-minilm-lw3.toml"}, "mst"),
     "span-minilm-word-dp": System({"en_ewt": "configs/ewt-span-minilm-word.toml"}, "projective"),
     "span-minilm-word-mst": System({"en_ewt": "configs/ewt-span-minilm-word.toml"}, "mst"),
+    "span-bilstm-dp": System({"en_ewt": "configs/ewt-span-bilstm.toml"}, "projective"),
+    "span-bilstm-mst": System({"en_ewt": "configs/ewt-span-bilstm.toml"}, "mst"),
     # The multilingual encoder (spandep convert-e5 runs/e5-small first), on the non-English treebanks.
     "biaffine-e5": System({d: f"configs/{d}-biaffine-e5.toml" for d in E5_SETS}),
     "span-e5-dp": System({d: f"configs/{d}-span-e5.toml" for d in E5_SETS}, "projective"),
