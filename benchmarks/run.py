@@ -4,7 +4,9 @@
 
 For every system × dataset of the suite (the tables in benchmarks/suite.py): run ``spandep train CONFIG`` when the
 config's model folder does not exist (with ``--no-reuse`` also when it does: that resumes an unfinished run and
-returns at once for a finished one; never do it while another process trains the same run); then parse and score
+returns at once for a finished one; never do it while another process trains the same run); for a span system,
+choose the model's inference settings on dev once (``benchmarks.tune_span`` with the system's grid and
+``--write-model``; its sweep goes to ``OUT/<dataset>_dev__span_sweep__<run>.json``); then parse and score
 the test split in a child process (benchmarks/measure.py) and write ``OUT/<dataset>__<system>.json``
 (fields: benchmarks/record.py). Span systems override only the decoder of the model's saved, dev-chosen inference
 settings. ``--limit`` parses only the first N test sentences (training still uses the whole train split); such
@@ -25,6 +27,7 @@ from typing import Any
 
 from benchmarks.record import encoder_name, git, machine, scores, training, write_result
 from benchmarks.suite import DATASETS, REPO, SUITES, SYSTEMS, Dataset, System
+from benchmarks.tune_span import CHOICE_FILE
 from spandep.training.config import load_config
 
 RESULTS = REPO / "benchmarks" / "results"
@@ -37,6 +40,20 @@ def ensure_model(config: dict[str, Any], config_path: Path, reuse: bool, threads
         cmd = [sys.executable, "-m", "spandep.cli.main", "train", str(config_path), "--threads", str(threads)]
         subprocess.run(cmd, check=True)
     return model
+
+
+def ensure_tuned(model: Path, system: System, dev: Path, sweep: Path, threads: int) -> str | None:
+    """For a span system: choose the model's inference settings on dev with ``benchmarks.tune_span`` (once per
+    model: its ``inference_choice.json`` marks it done); the command that chose them, or None for other systems."""
+    if not system.tune:
+        return None
+    choice = model / CHOICE_FILE
+    if not choice.is_file():
+        sweep.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "benchmarks.tune_span", "--model", str(model), "--dev", str(dev),
+               "--threads", str(threads), *system.tune, "--out", str(sweep), "--write-model"]
+        subprocess.run(cmd, cwd=REPO, stdout=subprocess.DEVNULL, check=True)
+    return json.loads(choice.read_text())["command"]
 
 
 def measure(model: Path, test: Path, decoder: str | None, limit: int | None, threads: int) -> dict[str, Any]:
@@ -56,6 +73,8 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
         if Path(config["data"][split]).resolve() != getattr(dataset, split).resolve():
             raise SystemExit(f"{config_path}: [data] {split} is {config['data'][split]}, not {dataset_name}'s {split}")
     model = ensure_model(config, config_path, args.reuse, args.threads)
+    sweep = Path(args.out) / f"{dataset_name}_dev__span_sweep__{config_path.stem}.json"
+    tuned_by = ensure_tuned(model, system, dataset.dev, sweep, args.threads)
     m = measure(model, dataset.test, system.decoder, args.limit, args.threads)
     speed = m["speed"]
     trained = training(model.parent / "train.log", config)
@@ -77,7 +96,7 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
         **trained, "peak_rss_mb": m["peak_rss_mb"],
         "config": system.configs[dataset_name], "model": os.path.relpath(model, REPO), "test": os.path.relpath(dataset.test, REPO),
         "git_commit": git("rev-parse", "HEAD") or None, "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
-        "command": shlex.join(command), "machine": {**machine(), "torch": speed["torch"]},
+        "command": shlex.join(command), "inference_chosen_by": tuned_by, "machine": {**machine(), "torch": speed["torch"]},
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "notes": notes, "span_stats": m["span_stats"], "evaluation": m["evaluation"],
     }

@@ -42,31 +42,40 @@ SUITES: dict[str, tuple[str, ...]] = {"ewt": ("en_ewt",), "all": tuple(DATASETS)
 
 @dataclass(frozen=True)
 class System:
-    """Training configs by dataset name; ``decoder`` (``mst`` or ``projective``) overrides the model's own."""
+    """Training configs by dataset name; ``decoder`` (``mst`` or ``projective``) overrides the model's own; ``tune``
+    (span systems): the grid arguments of ``benchmarks.tune_span``, run on dev after training to choose the model's
+    inference settings."""
 
     configs: dict[str, str] = field(default_factory=dict)
     decoder: str | None = None
+    tune: tuple[str, ...] = ()
 
 
 # The seven non-English or PTB-sample treebanks, all with the multilingual encoder (one encoder for every language).
 E5_SETS = ("zh_gsd_v1", "fr_sequoia", "it_partut", "ru_taiga", "no_nynorsklia", "cs_cltt", "ptb_nltk_sample")
+
+# tune_span grids as recorded in each run's sweep file (benchmarks/results/*_dev__span_sweep__*.json).
+LW3_GRID = ("--lams", "0.25", "0.5", "1", "2", "--ablate-mutual")
+RUN1_GRID = ("--lams", "0.5", "1", "2", "4", "--ablate-mutual")
+WORD_GRID = ("--ks", "2", "5", "--lams", "0.25", "0.5", "1", "--arc-weights", "0", "0.5", "1", "2", "--ablate-mutual")
+E5_GRID = ("--ks", "2", "5")
 
 # Config paths are relative to the repository root. Names without a run suffix are the runs chosen on dev
 # (BENCHMARKS.md); span-minilm-word is run 4 (a word-level Biaffine head on the shared encoder).
 SYSTEMS: dict[str, System] = {
     "biaffine-minilm": System({"en_ewt": "configs/ewt-biaffine-minilm.toml"}),
     "biaffine-bilstm": System({"en_ewt": "configs/ewt-biaffine-bilstm-b3k.toml"}),
-    "span-minilm-dp": System({"en_ewt": "configs/ewt-span-minilm-lw3.toml"}, "projective"),
-    "span-minilm-mst": System({"en_ewt": "configs/ewt-span-minilm-lw3.toml"}, "mst"),
-    "span-minilm-word-dp": System({"en_ewt": "configs/ewt-span-minilm-word.toml"}, "projective"),
-    "span-minilm-word-mst": System({"en_ewt": "configs/ewt-span-minilm-word.toml"}, "mst"),
-    "span-bilstm-dp": System({"en_ewt": "configs/ewt-span-bilstm.toml"}, "projective"),
-    "span-bilstm-mst": System({"en_ewt": "configs/ewt-span-bilstm.toml"}, "mst"),
+    "span-minilm-dp": System({"en_ewt": "configs/ewt-span-minilm-lw3.toml"}, "projective", LW3_GRID),
+    "span-minilm-mst": System({"en_ewt": "configs/ewt-span-minilm-lw3.toml"}, "mst", LW3_GRID),
+    "span-minilm-word-dp": System({"en_ewt": "configs/ewt-span-minilm-word.toml"}, "projective", WORD_GRID),
+    "span-minilm-word-mst": System({"en_ewt": "configs/ewt-span-minilm-word.toml"}, "mst", WORD_GRID),
+    "span-bilstm-dp": System({"en_ewt": "configs/ewt-span-bilstm.toml"}, "projective", WORD_GRID),
+    "span-bilstm-mst": System({"en_ewt": "configs/ewt-span-bilstm.toml"}, "mst", WORD_GRID),
     # The multilingual encoder (spandep convert-e5 runs/e5-small first), on the non-English treebanks.
     "biaffine-e5": System({d: f"configs/{d}-biaffine-e5.toml" for d in E5_SETS}),
-    "span-e5-dp": System({d: f"configs/{d}-span-e5.toml" for d in E5_SETS}, "projective"),
-    "span-e5-mst": System({d: f"configs/{d}-span-e5.toml" for d in E5_SETS}, "mst"),
+    "span-e5-dp": System({d: f"configs/{d}-span-e5.toml" for d in E5_SETS}, "projective", E5_GRID),
+    "span-e5-mst": System({d: f"configs/{d}-span-e5.toml" for d in E5_SETS}, "mst", E5_GRID),
     "biaffine-bilstm-run1": System({"en_ewt": "configs/ewt-biaffine-bilstm.toml"}),
-    "span-minilm-run1-dp": System({"en_ewt": "configs/ewt-span-minilm.toml"}, "projective"),
-    "span-minilm-run1-mst": System({"en_ewt": "configs/ewt-span-minilm.toml"}, "mst"),
+    "span-minilm-run1-dp": System({"en_ewt": "configs/ewt-span-minilm.toml"}, "projective", RUN1_GRID),
+    "span-minilm-run1-mst": System({"en_ewt": "configs/ewt-span-minilm.toml"}, "mst", RUN1_GRID),
 }

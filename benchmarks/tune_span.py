@@ -4,7 +4,8 @@ For each k the models run once (with retrieval); decoding without retrieval uses
 (the first ``proposed`` of each sentence), so one pass gives both. Reports span recall of the gold (hull) spans with
 and without retrieval, and UAS/LAS (punctuation excluded and all words) for every (k, retrieval, decoder, λ).
 The best setting by the mean of UAS and LAS without punctuation is printed and, with ``--write-model``, stored as
-the model's default (``config.json`` → ``model.inference``); ``--ablate-mutual`` also scores that setting without
+the model's default (``config.json`` → ``model.inference``; ``inference_choice.json`` beside it keeps the dev scores
+of the choice and this command); ``--ablate-mutual`` also scores that setting without
 the child-side (mutual) term, the inference half of the paper's "−mutual" ablation, and keeps it as the choice
 when it scores higher on dev. For a model with a word scorer, every setting is also decoded with each
 ``--arc-weights`` value, and the best setting is scored with labels from the word scorer (``label_source="word"``),
@@ -32,6 +33,10 @@ from spandep.evaluation.metrics import evaluate
 from spandep.pipeline.model_io import load_model
 from spandep.pipeline.predict import with_tree
 from spandep.pipeline.span_inference import ScoredSentence, decode_scored, score_spans
+
+
+CHOICE_FILE = "inference_choice.json"  # written into the model folder with --write-model: what was chosen, how
+SELECTION = "mean of UAS and LAS, punctuation (UPOS PUNCT/SYM) excluded, on dev"
 
 
 def proposals_only(sc: ScoredSentence) -> ScoredSentence:
@@ -142,12 +147,12 @@ def main() -> None:
             best_paper = paper_ablation
     print("best on dev:", json.dumps(best))
     print("best on dev without word-scorer terms (the paper's parser):", json.dumps(best_paper))
+    command = "python -m benchmarks.tune_span " + " ".join(sys.argv[1:])
     if args.out:
         Path(args.out).write_text(json.dumps({
             "model": args.model, "dev": args.dev, "recall": recalls, "sweep": rows, "best": best, "best_paper": best_paper,
             "ablation_no_mutual": ablation, "word_labels": word_labels,
-            "selection": "mean of UAS and LAS, punctuation (UPOS PUNCT/SYM) excluded, on dev",
-            "command": "python -m benchmarks.tune_span " + " ".join(sys.argv[1:]),
+            "selection": SELECTION, "command": command,
         }, indent=2) + "\n")
     if args.write_model:
         cfg_path = Path(args.model) / "config.json"
@@ -155,9 +160,11 @@ def main() -> None:
         cfg["model"]["inference"] = {
             key: best[key] for key in ("k", "lam", "decoder", "retrieval", "mutual", "arc_weight", "label_source")
         }
-        tmp = cfg_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(cfg, indent=2, ensure_ascii=False) + "\n")
-        tmp.replace(cfg_path)
+        choice = {"best": best, "dev": args.dev, "selection": SELECTION, "command": command}
+        for path, content in ((cfg_path, cfg), (Path(args.model) / CHOICE_FILE, choice)):
+            tmp = path.with_suffix(".json.tmp")
+            tmp.write_text(json.dumps(content, indent=2, ensure_ascii=False) + "\n")
+            tmp.replace(path)
         print(f"wrote inference defaults to {cfg_path}")
 
 

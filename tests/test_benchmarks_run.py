@@ -4,14 +4,16 @@ a result file with every required field; the report renders its numbers into the
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
-from conftest import DEV, TINY_BIAFFINE, TRAIN, write_config
+from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 
 from benchmarks.record import REQUIRED
 from benchmarks.report import BEGIN, END, load_results, render, replace_section
 from benchmarks.run import parse_args, run_suite
 from benchmarks.suite import DATASETS, E5_SETS, REPO, SYSTEMS, Dataset, System
+from benchmarks.tune_span import CHOICE_FILE
 from spandep.training.config import load_config
 
 
@@ -63,3 +65,24 @@ def test_every_suite_config_loads_and_trains_on_its_own_treebank(monkeypatch):
             assert Path(config["data"]["dev"]) == dataset.dev.resolve(), config_path
             assert outputs.setdefault(config["training"]["output"], config_path) == config_path
     assert len(outputs) >= len(E5_SETS) * 2
+
+
+def test_runner_tunes_a_span_model_on_dev_once(tmp_path, tiny_models):
+    """A span system with a grid gets its inference settings chosen on dev before it is measured, and only once."""
+    config = write_config(tmp_path / "span.toml", tmp_path / "run", "bilstm", model=TINY_SPAN, epochs=1)
+    shutil.copytree(tiny_models["span"], tmp_path / "run" / "model")
+    systems = {"tiny-span": System({"tiny": str(config)}, "projective", ("--ks", "1", "2", "--lams", "1"))}
+    args = parse_args(["--out", str(tmp_path / "results"), "--threads", "1", "--limit", "3"])
+    run_suite([("tiny-span", "tiny")], systems, {"tiny": Dataset(TRAIN, DEV, DEV)}, args)
+
+    choice = json.loads((tmp_path / "run" / "model" / CHOICE_FILE).read_text())
+    sweep = json.loads((tmp_path / "results" / "tiny_dev__span_sweep__span.json").read_text())
+    assert choice["best"] == sweep["best"] and {row["k"] for row in sweep["sweep"]} == {1, 2}
+    saved = json.loads((tmp_path / "run" / "model" / "config.json").read_text())["model"]["inference"]
+    assert all(saved[key] == choice["best"][key] for key in ("k", "lam", "decoder", "retrieval"))
+    [result] = load_results(tmp_path / "results")
+    assert "benchmarks.tune_span" in result["inference_chosen_by"] and result["inference"]["k"] == choice["best"]["k"]
+
+    (tmp_path / "results" / "tiny_dev__span_sweep__span.json").unlink()
+    run_suite([("tiny-span", "tiny")], systems, {"tiny": Dataset(TRAIN, DEV, DEV)}, args)
+    assert not (tmp_path / "results" / "tiny_dev__span_sweep__span.json").exists()  # tuned already: not swept again
