@@ -1,0 +1,81 @@
+"""The span parser's gain over the Biaffine parser (test, no punctuation) against the size of each treebank's
+training split, from the suite's result files, drawn as one PNG and printed as a table.
+
+    .venv/bin/python -m benchmarks.plot_gain --out docs/span_gain_by_treebank.png \\
+        en_ewt:biaffine-minilm:span-minilm-word-dp cs_cltt:biaffine-e5:span-e5-dp it_partut:biaffine-e5:span-e5-dp
+
+Each argument is DATASET:BIAFFINE_SYSTEM:SPAN_SYSTEM (benchmarks/results/<dataset>__<system>.json must exist for
+both). Needs matplotlib (``pip install 'spandep[bench]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import matplotlib
+
+from benchmarks.run import RESULTS
+from benchmarks.suite import DATASETS
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def count_sentences(path) -> int:
+    """Sentences in a CoNLL-U file: blocks of lines separated by blank lines."""
+    count, inside = 0, False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                count += not inside
+                inside = True
+            else:
+                inside = False
+    return count
+
+
+def gains(pairs: list[str]) -> list[dict[str, object]]:
+    """Per pair: dataset, training sentences, both systems' scores and the span − Biaffine differences."""
+    rows = []
+    for pair in pairs:
+        dataset, biaffine, span = pair.split(":")
+        b, s = (json.loads((RESULTS / f"{dataset}__{name}.json").read_text()) for name in (biaffine, span))
+        rows.append({
+            "dataset": dataset, "encoder": s["encoder"], "train_sentences": count_sentences(DATASETS[dataset].train),
+            "biaffine": (b["UAS_nopunct"], b["LAS_nopunct"]), "span": (s["UAS_nopunct"], s["LAS_nopunct"]),
+            "gain_uas": s["UAS_nopunct"] - b["UAS_nopunct"], "gain_las": s["LAS_nopunct"] - b["LAS_nopunct"],
+        })
+    return sorted(rows, key=lambda r: r["train_sentences"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("pairs", nargs="+", help="DATASET:BIAFFINE_SYSTEM:SPAN_SYSTEM")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    rows = gains(args.pairs)
+    print("| treebank | encoder | training sentences | Biaffine UAS / LAS | span UAS / LAS | gain UAS / LAS |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['dataset']} | {r['encoder']} | {r['train_sentences']:,} | {r['biaffine'][0]:.2f} / {r['biaffine'][1]:.2f} | "
+              f"{r['span'][0]:.2f} / {r['span'][1]:.2f} | {r['gain_uas']:+.2f} / {r['gain_las']:+.2f} |")
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    x = [r["train_sentences"] for r in rows]
+    for key, label in (("gain_uas", "UAS"), ("gain_las", "LAS")):
+        ax.plot(x, [r[key] for r in rows], marker="o", linestyle="none", label=label)
+    for r in rows:
+        ax.annotate(str(r["dataset"]), (r["train_sentences"], r["gain_uas"]), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    ax.axhline(0.0, color="grey", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("training sentences (log scale)")
+    ax.set_ylabel("span parser − Biaffine parser (points, test, no punct)")
+    ax.set_title("Span parser's gain over the Biaffine parser, same encoder", fontsize=10)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(args.out, dpi=120)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
