@@ -65,7 +65,8 @@ def main() -> None:
     for key, label in (("gain_uas", "UAS"), ("gain_las", "LAS")):
         ax.plot(x, [r[key] for r in rows], marker="o", linestyle="none", label=label)
     for r in rows:
-        ax.annotate(str(r["dataset"]), (r["train_sentences"], r["gain_uas"]), textcoords="offset points", xytext=(4, 4), fontsize=8)
+        ax.annotate(f"{r['dataset']} ({r['encoder']})", (r["train_sentences"], r["gain_uas"]), textcoords="offset points",
+                    xytext=(4, 4), fontsize=7)
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_xscale("log")
     ax.set_xlabel("training sentences (log scale)")
