@@ -65,7 +65,8 @@ def _training(r: dict[str, Any]) -> str:
     if r["train_minutes"] is None:
         return "–"
     unfinished = " (unfinished)" if r.get("train_finished") is False else ""
-    return f"{r['train_minutes']:.0f} min, {r.get('train_epochs')} epochs{unfinished}"
+    device = f" on {r['train_device']}" if r.get("train_device", "cpu") != "cpu" else ""
+    return f"{r['train_minutes']:.0f} min, {r.get('train_epochs')} epochs{device}{unfinished}"
 
 
 def _row(r: dict[str, Any]) -> str:

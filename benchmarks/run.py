@@ -1,6 +1,6 @@
 """One entry point for the benchmark suite: train (or reuse) each system, parse and score the test split, time it.
 
-    python -m benchmarks.run --suite ewt|all|DATASET [--systems NAME ...] [--no-reuse] [--limit N] [--threads 2] [--out DIR]
+    python -m benchmarks.run --suite ewt|all|DATASET [--systems NAME ...] [--no-reuse] [--limit N] [--threads 2] [--train-device cuda] [--out DIR]
 
 For every system × dataset of the suite (the tables in benchmarks/suite.py): run ``spandep train CONFIG`` when the
 config's model folder does not exist (with ``--no-reuse`` also when it does: that resumes an unfinished run and
@@ -33,16 +33,16 @@ from spandep.training.config import load_config
 RESULTS = REPO / "benchmarks" / "results"
 
 
-def ensure_model(config: dict[str, Any], config_path: Path, reuse: bool, threads: int) -> Path:
+def ensure_model(config: dict[str, Any], config_path: Path, reuse: bool, threads: int, device: str) -> Path:
     """The config's trained model folder, training it first with ``spandep train`` unless it exists and ``reuse``."""
     model = Path(config["training"]["output"]) / "model"
     if not (reuse and (model / "config.json").is_file()):
-        cmd = [sys.executable, "-m", "spandep.cli.main", "train", str(config_path), "--threads", str(threads)]
+        cmd = [sys.executable, "-m", "spandep.cli.main", "train", str(config_path), "--threads", str(threads), "--device", device]
         subprocess.run(cmd, check=True)
     return model
 
 
-def ensure_tuned(model: Path, system: System, dev: Path, sweep: Path, threads: int) -> str | None:
+def ensure_tuned(model: Path, system: System, dev: Path, sweep: Path, threads: int, device: str) -> str | None:
     """For a span system: choose the model's inference settings on dev with ``benchmarks.tune_span`` (once per
     model: its ``inference_choice.json`` marks it done); the command that chose them, or None for other systems."""
     if not system.tune:
@@ -51,7 +51,7 @@ def ensure_tuned(model: Path, system: System, dev: Path, sweep: Path, threads: i
     if not choice.is_file():
         sweep.parent.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, "-m", "benchmarks.tune_span", "--model", str(model), "--dev", str(dev),
-               "--threads", str(threads), *system.tune, "--out", str(sweep), "--write-model"]
+               "--threads", str(threads), "--device", device, *system.tune, "--out", str(sweep), "--write-model"]
         subprocess.run(cmd, cwd=REPO, stdout=subprocess.DEVNULL, check=True)
     return json.loads(choice.read_text())["command"]
 
@@ -72,9 +72,9 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
     for split in ("train", "dev"):
         if Path(config["data"][split]).resolve() != getattr(dataset, split).resolve():
             raise SystemExit(f"{config_path}: [data] {split} is {config['data'][split]}, not {dataset_name}'s {split}")
-    model = ensure_model(config, config_path, args.reuse, args.threads)
+    model = ensure_model(config, config_path, args.reuse, args.threads, args.train_device)
     sweep = Path(args.out) / f"{dataset_name}_dev__span_sweep__{config_path.stem}.json"
-    tuned_by = ensure_tuned(model, system, dataset.dev, sweep, args.threads)
+    tuned_by = ensure_tuned(model, system, dataset.dev, sweep, args.threads, args.train_device)
     m = measure(model, dataset.test, system.decoder, args.limit, args.threads)
     speed = m["speed"]
     trained = training(model.parent / "train.log", config)
@@ -85,6 +85,7 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
         notes["limit"] = f"first {args.limit} test sentences only: not comparable with full runs"
     command = ["python", "-m", "benchmarks.run", "--suite", dataset_name, "--systems", name, "--threads", str(args.threads)]
     command += ["--limit", str(args.limit)] if args.limit else []
+    command += ["--train-device", args.train_device] if args.train_device != "cpu" else []
     command += ["--out", args.out] if Path(args.out) != RESULTS else []
     return {
         "dataset": dataset_name, "split": "test", "system": name, "encoder": encoder_name(config),
@@ -96,7 +97,7 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
         **trained, "peak_rss_mb": m["peak_rss_mb"],
         "config": system.configs[dataset_name], "model": os.path.relpath(model, REPO), "test": os.path.relpath(dataset.test, REPO),
         "git_commit": git("rev-parse", "HEAD") or None, "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
-        "command": shlex.join(command), "inference_chosen_by": tuned_by, "machine": {**machine(), "torch": speed["torch"]},
+        "command": shlex.join(command), "train_device": args.train_device, "inference_chosen_by": tuned_by, "machine": {**machine(), "torch": speed["torch"]},
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "notes": notes, "span_stats": m["span_stats"], "evaluation": m["evaluation"],
     }
@@ -129,6 +130,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="use an existing model as it is (default); --no-reuse runs spandep train first")
     ap.add_argument("--limit", type=int, help="parse only the first N test sentences (needs --out)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--train-device", default="cpu", help="cpu or cuda: where training and the dev sweep run "
+                    "(the test parse is always timed on the CPU with --threads)")
     ap.add_argument("--out", default=str(RESULTS), help="folder for the result files")
     args = ap.parse_args(argv)
     args.out = str(Path(args.out).resolve())

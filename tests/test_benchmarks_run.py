@@ -41,6 +41,7 @@ def test_runner_writes_results_and_report_renders_them(tmp_path, tiny_models):
     saved = json.loads((span_model / "config.json").read_text())["model"]["inference"]
     assert span["decoder"] == "mst" and span["inference"] == {**saved, "decoder": "mst"}
     assert results["tiny-biaffine"]["decoder"] == "mst" and results["tiny-biaffine"]["inference"] is None
+    assert results["tiny-biaffine"]["train_device"] == "cpu" and "--train-device" not in results["tiny-biaffine"]["command"]
 
     doc = f"# Title\n\nhand-written\n\n{BEGIN}\nold table\n{END}\n\nmore hand-written\n"
     new = replace_section(doc, render(list(results.values())))
@@ -51,6 +52,8 @@ def test_runner_writes_results_and_report_renders_them(tmp_path, tiny_models):
         numbers = (f"{r['UAS']:.2f} / {r['LAS']:.2f}", f"{r['UAS_nopunct']:.2f} / {r['LAS_nopunct']:.2f}", f"{r['CLAS']:.2f}",
                    f"{r['parse_sent_per_s']:,.1f}", f"{r['peak_rss_mb']:,.0f} MB")
         assert all(f" {n} |" in row for n in numbers), row
+    on_gpu = render([{**results["tiny-biaffine"], "train_device": "cuda"}])
+    assert " epochs on cuda |" in on_gpu and " epochs on cuda |" not in new
 
 
 def test_every_suite_config_loads_and_trains_on_its_own_treebank(monkeypatch):
