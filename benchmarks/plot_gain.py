@@ -16,7 +16,8 @@ import json
 import matplotlib
 
 from benchmarks.run import RESULTS
-from benchmarks.suite import DATASETS
+from benchmarks.suite import DATASETS, REPO
+from spandep.training.config import load_config
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -35,6 +36,13 @@ def count_sentences(path) -> int:
     return count
 
 
+def train_sentences(dataset: str, config: str) -> int:
+    """Training sentences the run used: the split's, or the config's ``max_train_sentences`` when that is fewer."""
+    limit = load_config(REPO / config)["data"]["max_train_sentences"]
+    total = count_sentences(DATASETS[dataset].train)
+    return min(total, limit) if limit else total
+
+
 def gains(pairs: list[str]) -> list[dict[str, object]]:
     """Per pair: dataset, training sentences, both systems' scores and the span − Biaffine differences."""
     rows = []
@@ -42,7 +50,7 @@ def gains(pairs: list[str]) -> list[dict[str, object]]:
         dataset, biaffine, span = pair.split(":")
         b, s = (json.loads((RESULTS / f"{dataset}__{name}.json").read_text()) for name in (biaffine, span))
         rows.append({
-            "dataset": dataset, "encoder": s["encoder"], "train_sentences": count_sentences(DATASETS[dataset].train),
+            "dataset": dataset, "encoder": s["encoder"], "train_sentences": train_sentences(dataset, s["config"]),
             "biaffine": (b["UAS_nopunct"], b["LAS_nopunct"]), "span": (s["UAS_nopunct"], s["LAS_nopunct"]),
             "gain_uas": s["UAS_nopunct"] - b["UAS_nopunct"], "gain_las": s["LAS_nopunct"] - b["LAS_nopunct"],
         })
