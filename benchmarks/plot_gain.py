@@ -16,31 +16,18 @@ import json
 import matplotlib
 
 from benchmarks.run import RESULTS
-from benchmarks.suite import DATASETS, REPO
+from benchmarks.suite import REPO
 from spandep.training.config import load_config
+from spandep.training.trainer import read_treebank
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
-def count_sentences(path) -> int:
-    """Sentences in a CoNLL-U file: blocks of lines separated by blank lines."""
-    count, inside = 0, False
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                count += not inside
-                inside = True
-            else:
-                inside = False
-    return count
-
-
-def train_sentences(dataset: str, config: str) -> int:
-    """Training sentences the run used: the split's, or the config's ``max_train_sentences`` when that is fewer."""
-    limit = load_config(REPO / config)["data"]["max_train_sentences"]
-    total = count_sentences(DATASETS[dataset].train)
-    return min(total, limit) if limit else total
+def train_sentences(config: str) -> int:
+    """How many training sentences the run read: its config's train file, cut to ``max_train_sentences``."""
+    data = load_config(REPO / config)["data"]
+    return len(read_treebank(data["train"], data["format"], data["max_train_sentences"]))
 
 
 def gains(pairs: list[str]) -> list[dict[str, object]]:
@@ -50,7 +37,7 @@ def gains(pairs: list[str]) -> list[dict[str, object]]:
         dataset, biaffine, span = pair.split(":")
         b, s = (json.loads((RESULTS / f"{dataset}__{name}.json").read_text()) for name in (biaffine, span))
         rows.append({
-            "dataset": dataset, "encoder": s["encoder"], "train_sentences": train_sentences(dataset, s["config"]),
+            "dataset": dataset, "encoder": s["encoder"], "train_sentences": train_sentences(s["config"]),
             "biaffine": (b["UAS_nopunct"], b["LAS_nopunct"]), "span": (s["UAS_nopunct"], s["LAS_nopunct"]),
             "gain_uas": s["UAS_nopunct"] - b["UAS_nopunct"], "gain_las": s["LAS_nopunct"] - b["LAS_nopunct"],
         })

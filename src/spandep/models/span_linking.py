@@ -239,6 +239,7 @@ class LinkScorer(nn.Module):
         self.allow_root_in_span = allow_root_in_span
         self.query_token, self.answer_token = (part == "token" for part in scoring.split("-"))
         self.answer_terms = (ROOT,) if self.answer_token else (ROOT, START, END)
+        self.unused_terms = [term for term in (ROOT, START, END) if term not in self.answer_terms]  # 0 in link_tables
         self.hparams: dict[str, Any] = {
             "objective": objective,
             "label_weight": label_weight,
@@ -404,15 +405,14 @@ class LinkScorer(nn.Module):
         (default: ``mutual_weight > 0``). ``-inf`` where a position is disallowed, 0 in a term the scoring leaves out
         (a token answer uses the root term only)."""
         mutual = self.mutual_weight > 0 if mutual is None else mutual
-        unused = [term for term in range(3) if term not in self.answer_terms]
         parent = self._parent_table(out).masked_fill(~out.parent_mask, NEG_INF)  # (batch, 3, 1 + n)
-        parent[:, unused] = 0.0
+        parent[:, self.unused_terms] = 0.0
         return parent, self._child_table(out) if mutual else None
 
     def _child_table(self, out: LinkerOutput) -> torch.Tensor:
         """``link_tables``' child side ``(batch, 3, 1 + n)``."""
         child = F.logsigmoid(out.child.float()).masked_fill(~out.child_mask.unsqueeze(1), NEG_INF)  # (batch, 3, 1 + n)
-        child[:, [term for term in range(3) if term not in self.answer_terms]] = 0.0
+        child[:, self.unused_terms] = 0.0
         return child
 
     def link_matrix(
