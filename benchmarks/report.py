@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.record import SCHEMA
-from benchmarks.suite import REPO, SYSTEMS
+from benchmarks.suite import DATASETS, REPO, SYSTEMS, System
 from spandep.evaluation.punct import PUNCT_RULE
 
 WIDTH = 115  # the line width of the hand-written parts of BENCHMARKS.md
@@ -79,10 +79,27 @@ def _row(r: dict[str, Any]) -> str:
     return "| " + " | ".join(cells) + " |\n"
 
 
-def render(results: list[dict[str, Any]]) -> str:
-    """The generated section: the protocol, then one table per dataset and split, with each file's notes below."""
-    order = {name: i for i, name in enumerate(SYSTEMS)}
-    parts = [_fill(PROTOCOL) + "\n"]
+def coverage(results: list[dict[str, Any]], systems: dict[str, System]) -> str:
+    """A system × dataset table of the suite: test UAS / LAS (no punct) where a result file exists, "not run" where
+    the system has a config for the dataset but no result yet, blank where it has none."""
+    order = list(DATASETS)
+    datasets = sorted({d for system in systems.values() for d in system.configs},
+                      key=lambda d: (order.index(d) if d in order else len(order), d))
+    done = {(r["system"], r["dataset"]): r for r in results if r["split"] == "test"}
+    lines = ["| system | " + " | ".join(datasets) + " |\n", "|---" * (len(datasets) + 1) + "|\n"]
+    for name, system in systems.items():
+        cells = [f"{_num(done[name, d]['UAS_nopunct'])} / {_num(done[name, d]['LAS_nopunct'])}" if (name, d) in done
+                 else "not run" if d in system.configs else "" for d in datasets]
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |\n")
+    return "".join(lines)
+
+
+def render(results: list[dict[str, Any]], systems: dict[str, System] = SYSTEMS) -> str:
+    """The generated section: the protocol, the suite's coverage (test UAS / LAS no punct per system and dataset),
+    then one table per dataset and split, with each file's notes below."""
+    order = {name: i for i, name in enumerate(systems)}
+    parts = [_fill(PROTOCOL) + "\n", "\n### Coverage: test UAS / LAS (no punct) of every system of the suite\n\n",
+             coverage(results, systems)]
     for key in sorted({(r["dataset"], r["split"]) for r in results}):
         rows = sorted((r for r in results if (r["dataset"], r["split"]) == key), key=lambda r: (order.get(r["system"], len(order)), r["system"]))
         first = rows[0]

@@ -72,13 +72,19 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
     for split in ("train", "dev"):
         if Path(config["data"][split]).resolve() != getattr(dataset, split).resolve():
             raise SystemExit(f"{config_path}: [data] {split} is {config['data'][split]}, not {dataset_name}'s {split}")
-    model = ensure_model(config, config_path, args.reuse, args.threads, args.train_device)
+    if system.model:
+        model = REPO / system.model
+    else:
+        model = ensure_model(config, config_path, args.reuse, args.threads, args.train_device)
     sweep = Path(args.out) / f"{dataset_name}_dev__span_sweep__{config_path.stem}.json"
     tuned_by = ensure_tuned(model, system, dataset.dev, sweep, args.threads, args.train_device)
     m = measure(model, dataset.test, system.decoder, args.limit, args.threads)
     speed = m["speed"]
     trained = training(model.parent / "train.log", config)
     notes = {}
+    if system.model:
+        notes["train_minutes"] = (f"{system.model} measured as installed, with the inference settings it ships with "
+                                 "(chosen on dev); not trained by the suite (its training: README.md, model card)")
     if trained["train_finished"] is False:
         notes["train_finished"] = f"training had not finished when this was measured (epoch {trained['train_epochs']} of {config['training']['epochs']})"
     if args.limit:

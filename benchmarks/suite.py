@@ -44,11 +44,13 @@ SUITES: dict[str, tuple[str, ...]] = {"ewt": ("en_ewt",), "all": tuple(DATASETS)
 class System:
     """Training configs by dataset name; ``decoder`` (``mst`` or ``projective``) overrides the model's own; ``tune``
     (span systems): the grid arguments of ``benchmarks.tune_span``, run on dev after training to choose the model's
-    inference settings."""
+    inference settings; ``model``: a finished model folder (from the repository root) measured as it is, with the
+    inference settings it ships with, instead of the config's run (the config then only names its data and encoder)."""
 
     configs: dict[str, str] = field(default_factory=dict)
     decoder: str | None = None
     tune: tuple[str, ...] = ()
+    model: str | None = None
 
 
 # The seven non-English or PTB-sample treebanks, all with the multilingual encoder (one encoder for every language).
@@ -59,6 +61,8 @@ LW3_GRID = ("--lams", "0.25", "0.5", "1", "2", "--ablate-mutual")
 RUN1_GRID = ("--lams", "0.5", "1", "2", "4", "--ablate-mutual")
 WORD_GRID = ("--ks", "2", "5", "--lams", "0.25", "0.5", "1", "--arc-weights", "0", "0.5", "1", "2", "--ablate-mutual")
 E5_GRID = ("--ks", "2", "5")
+
+DEFAULT_MODEL = "src/spandep/resources/default_model"
 
 # Config paths are relative to the repository root. Names without a run suffix are the runs chosen on dev
 # (BENCHMARKS.md); span-minilm-word is run 4 (a word-level Biaffine head on the shared encoder).
@@ -76,6 +80,10 @@ SYSTEMS: dict[str, System] = {
     "span-e5-dp": System({d: f"configs/{d}-span-e5.toml" for d in E5_SETS}, "projective", E5_GRID),
     "span-e5-mst": System({d: f"configs/{d}-span-e5.toml" for d in E5_SETS}, "mst", E5_GRID),
     # The same recipes on the first 1,781 EWT training sentences (ParTUT's size): the gain against training-set size.
+    # The shipped default model (configs/ewt-span-small-tagged.toml, trained on a lent GPU; settings chosen on dev,
+    # BENCHMARKS.md "The shipped default model"), measured as installed.
+    "span-minilm-default-dp": System({"en_ewt": "configs/ewt-span-small-tagged.toml"}, "projective", model=DEFAULT_MODEL),
+    "span-minilm-default-mst": System({"en_ewt": "configs/ewt-span-small-tagged.toml"}, "mst", model=DEFAULT_MODEL),
     "biaffine-minilm-1781": System({"en_ewt": "configs/ewt1781-biaffine-minilm.toml"}),
     "span-minilm-word-1781-dp": System({"en_ewt": "configs/ewt1781-span-minilm-word.toml"}, "projective", WORD_GRID),
     "biaffine-bilstm-run1": System({"en_ewt": "configs/ewt-biaffine-bilstm.toml"}),
