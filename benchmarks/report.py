@@ -69,10 +69,16 @@ def _training(r: dict[str, Any]) -> str:
     return f"{r['train_minutes']:.0f} min, {r.get('train_epochs')} epochs{device}{unfinished}"
 
 
+def _pair(r: dict[str, Any], suffix: str = "") -> str:
+    """UAS / LAS, with LAS as – for an unlabelled treebank (its root/dep labels are not a score)."""
+    las = _num(r["LAS" + suffix]) if r.get("labelled", True) else "–"
+    return f"{_num(r['UAS' + suffix])} / {las}"
+
+
 def _row(r: dict[str, Any]) -> str:
     cells = [
         f"`{r['system']}`", r["encoder"], _decoding(r),
-        f"{_num(r['UAS'])} / {_num(r['LAS'])}", f"{_num(r['UAS_nopunct'])} / {_num(r['LAS_nopunct'])}", _num(r["CLAS"]),
+        _pair(r), _pair(r, "_nopunct"), _num(r["CLAS"]) if r.get("labelled", True) else "–",
         _num(r["parse_sent_per_s"], 1), _num(r.get("parse_words_per_s"), 0), str(r.get("threads") or "–"), _training(r),
         "–" if r["peak_rss_mb"] is None else f"{r['peak_rss_mb']:,.0f} MB",
     ]
@@ -88,7 +94,7 @@ def coverage(results: list[dict[str, Any]], systems: dict[str, System]) -> str:
     done = {(r["system"], r["dataset"]): r for r in results if r["split"] == "test"}
     lines = ["| system | " + " | ".join(datasets) + " |\n", "|---" * (len(datasets) + 1) + "|\n"]
     for name, system in systems.items():
-        cells = [f"{_num(done[name, d]['UAS_nopunct'])} / {_num(done[name, d]['LAS_nopunct'])}" if (name, d) in done
+        cells = [_pair(done[name, d], "_nopunct") if (name, d) in done
                  else "not run" if d in system.configs else "" for d in datasets]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |\n")
     return "".join(lines)

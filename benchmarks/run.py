@@ -87,6 +87,8 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
                                  "(chosen on dev); not trained by the suite (its training: README.md, model card)")
     if trained["train_finished"] is False:
         notes["train_finished"] = f"training had not finished when this was measured (epoch {trained['train_epochs']} of {config['training']['epochs']})"
+    if not dataset.labelled:
+        notes["LAS"] = "an unlabelled treebank (DEPREL only root/dep): UAS only; the file's LAS and CLAS are not scores"
     if args.limit:
         notes["limit"] = f"first {args.limit} test sentences only: not comparable with full runs"
     command = ["python", "-m", "benchmarks.run", "--suite", dataset_name, "--systems", name, "--threads", str(args.threads)]
@@ -94,7 +96,7 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
     command += ["--train-device", args.train_device] if args.train_device != "cpu" else []
     command += ["--out", args.out] if Path(args.out) != RESULTS else []
     return {
-        "dataset": dataset_name, "split": "test", "system": name, "encoder": encoder_name(config),
+        "dataset": dataset_name, "split": "test", "labelled": dataset.labelled, "system": name, "encoder": encoder_name(config),
         "model_type": speed["model_type"], "decoder": speed["decoder"],
         "inference": {**speed["inference"], "decoder": speed["decoder"]} if "inference" in speed else None,
         **scores(m["evaluation"]), "limit": args.limit,

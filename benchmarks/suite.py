@@ -15,15 +15,17 @@ DATA = REPO.parent / "shared" / "data"
 
 @dataclass(frozen=True)
 class Dataset:
-    """The three splits of one treebank; models are trained on ``train``, chosen on ``dev``, scored on ``test``."""
+    """The three splits of one treebank; models are trained on ``train``, chosen on ``dev``, scored on ``test``.
+    ``labelled`` is False for a treebank whose DEPREL carries no information (only root/dep): UAS only."""
 
     train: Path
     dev: Path
     test: Path
+    labelled: bool = True
 
 
-def _ud(folder: str, stem: str) -> Dataset:
-    return Dataset(*(DATA / folder / f"{stem}-{split}.conllu" for split in ("train", "dev", "test")))
+def _ud(folder: str, stem: str, labelled: bool = True) -> Dataset:
+    return Dataset(*(DATA / folder / f"{stem}-{split}.conllu" for split in ("train", "dev", "test")), labelled)
 
 
 DATASETS: dict[str, Dataset] = {
@@ -34,7 +36,7 @@ DATASETS: dict[str, Dataset] = {
     "ru_taiga": _ud("ru_taiga", "ru_taiga-ud"),
     "no_nynorsklia": _ud("no_nynorsklia", "no_nynorsklia-ud"),
     "cs_cltt": _ud("cs_cltt", "cs_cltt-ud"),
-    "ptb_nltk_sample": _ud("ptb_nltk_sample", "ptb_nltk"),
+    "ptb_nltk_sample": _ud("ptb_nltk_sample", "ptb_nltk", labelled=False),
 }
 
 SUITES: dict[str, tuple[str, ...]] = {"ewt": ("en_ewt",), "all": tuple(DATASETS), **{name: (name,) for name in DATASETS}}

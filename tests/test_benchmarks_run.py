@@ -57,24 +57,28 @@ def test_runner_writes_results_and_report_renders_them(tmp_path, tiny_models):
     assert "| system | elsewhere | tiny |" in coverage  # datasets outside the suite's list: by name
     assert f"| `tiny-biaffine` |  | {r['UAS_nopunct']:.2f} / {r['LAS_nopunct']:.2f} |" in coverage
     assert "| `tiny-untrained` |  | not run |" in coverage and "| `tiny-other` | not run |  |" in coverage
+    unlabelled = render([{**r, "labelled": False}], {"tiny-biaffine": systems["tiny-biaffine"]})
+    assert f" {r['UAS_nopunct']:.2f} / – | – |" in unlabelled and f"| `tiny-biaffine` | {r['UAS_nopunct']:.2f} / – |" in unlabelled
     on_gpu = render([{**results["tiny-biaffine"], "train_device": "cuda"}])
     assert " epochs on cuda |" in on_gpu and " epochs on cuda |" not in new
 
 
 def test_runner_measures_a_shipped_model_as_it_is(tmp_path, tiny_models):
-    """A system with a finished model folder is measured with that model and its own settings, never trained."""
+    """A system with a finished model folder is measured with that model and its own settings, never trained; an
+    unlabelled treebank is recorded as one."""
     config = write_config(tmp_path / "span.toml", tmp_path / "never-trained", "bilstm", model=TINY_SPAN, epochs=1)
     shipped = tmp_path / "shipped"
     shutil.copytree(tiny_models["span"], shipped)
     systems = {"tiny-shipped": System({"tiny": str(config)}, "mst", model=str(shipped))}
     args = parse_args(["--out", str(tmp_path / "results"), "--threads", "1", "--limit", "3"])
-    run_suite([("tiny-shipped", "tiny")], systems, {"tiny": Dataset(TRAIN, DEV, DEV)}, args)
+    run_suite([("tiny-shipped", "tiny")], systems, {"tiny": Dataset(TRAIN, DEV, DEV, labelled=False)}, args)
 
     [result] = load_results(tmp_path / "results")
     assert not (tmp_path / "never-trained").exists() and result["model"].endswith("shipped")
     assert result["train_minutes"] is None and "not trained by the suite" in result["notes"]["train_minutes"]
     saved = json.loads((shipped / "config.json").read_text())["model"]["inference"]
     assert result["inference"] == {**saved, "decoder": "mst"} and result["inference_chosen_by"] is None
+    assert result["labelled"] is False and "UAS only" in result["notes"]["LAS"]
 
 
 def test_every_suite_config_loads_and_trains_on_its_own_treebank(monkeypatch):
