@@ -63,6 +63,8 @@ LW3_GRID = ("--lams", "0.25", "0.5", "1", "2", "--ablate-mutual")
 RUN1_GRID = ("--lams", "0.5", "1", "2", "4", "--ablate-mutual")
 WORD_GRID = ("--ks", "2", "5", "--lams", "0.25", "0.5", "1", "--arc-weights", "0", "0.5", "1", "2", "--ablate-mutual")
 E5_GRID = ("--ks", "2", "5")
+ABLATION_GRID = ("--ks", "2", "5", "--ablate-mutual")
+ABLATIONS = ("span-span", "token-token", "span-token", "token-span", "no-mutual")
 
 DEFAULT_MODEL = "src/spandep/resources/default_model"
 
@@ -88,6 +90,9 @@ SYSTEMS: dict[str, System] = {
     "span-minilm-default-mst": System({"en_ewt": "configs/ewt-span-small-tagged.toml"}, "mst", model=DEFAULT_MODEL),
     "biaffine-minilm-1781": System({"en_ewt": "configs/ewt1781-biaffine-minilm.toml"}),
     "span-minilm-word-1781-dp": System({"en_ewt": "configs/ewt1781-span-minilm-word.toml"}, "projective", WORD_GRID),
+    # Paper Table 5: the linker's scoring ablated, trained on the same 1,781 EWT sentences without the word-level head.
+    **{f"ablation-{name}": System({"en_ewt": f"configs/ewt1781-ablation-{name}.toml"}, "projective", ABLATION_GRID)
+       for name in ABLATIONS},
     "biaffine-bilstm-run1": System({"en_ewt": "configs/ewt-biaffine-bilstm.toml"}),
     "span-minilm-run1-dp": System({"en_ewt": "configs/ewt-span-minilm.toml"}, "projective", RUN1_GRID),
     "span-minilm-run1-mst": System({"en_ewt": "configs/ewt-span-minilm.toml"}, "mst", RUN1_GRID),
