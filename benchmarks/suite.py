@@ -90,6 +90,9 @@ SYSTEMS: dict[str, System] = {
     "span-minilm-default-mst": System({"en_ewt": "configs/ewt-span-small-tagged.toml"}, "mst", model=DEFAULT_MODEL),
     "biaffine-minilm-1781": System({"en_ewt": "configs/ewt1781-biaffine-minilm.toml"}),
     "span-minilm-word-1781-dp": System({"en_ewt": "configs/ewt1781-span-minilm-word.toml"}, "projective", WORD_GRID),
+    # The e5 recipes (as on ParTUT) on the same 1,781 EWT sentences: encoder and recipe apart from the treebank.
+    "biaffine-e5-1781": System({"en_ewt": "configs/ewt1781-biaffine-e5.toml"}),
+    "span-e5-1781-dp": System({"en_ewt": "configs/ewt1781-span-e5.toml"}, "projective", E5_GRID),
     # Paper Table 5: the linker's scoring ablated, trained on the same 1,781 EWT sentences without the word-level head.
     **{f"ablation-{name}": System({"en_ewt": f"configs/ewt1781-ablation-{name}.toml"}, "projective", ABLATION_GRID)
        for name in ABLATIONS},
