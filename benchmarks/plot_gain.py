@@ -39,7 +39,8 @@ def gains(pairs: list[str]) -> list[dict[str, object]]:
         rows.append({
             "dataset": dataset, "encoder": s["encoder"], "train_sentences": train_sentences(s["config"]),
             "biaffine": (b["UAS_nopunct"], b["LAS_nopunct"]), "span": (s["UAS_nopunct"], s["LAS_nopunct"]),
-            "gain_uas": s["UAS_nopunct"] - b["UAS_nopunct"], "gain_las": s["LAS_nopunct"] - b["LAS_nopunct"],
+            "gain_uas": s["UAS_nopunct"] - b["UAS_nopunct"],
+            "gain_las": s["LAS_nopunct"] - b["LAS_nopunct"] if s.get("labelled", True) else None,  # PTB sample: UAS only
         })
     return sorted(rows, key=lambda r: r["train_sentences"])
 
@@ -53,12 +54,16 @@ def main() -> None:
     print("| treebank | encoder | training sentences | Biaffine UAS / LAS | span UAS / LAS | gain UAS / LAS |")
     print("|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['dataset']} | {r['encoder']} | {r['train_sentences']:,} | {r['biaffine'][0]:.2f} / {r['biaffine'][1]:.2f} | "
-              f"{r['span'][0]:.2f} / {r['span'][1]:.2f} | {r['gain_uas']:+.2f} / {r['gain_las']:+.2f} |")
+        las = (f"{r['biaffine'][1]:.2f}", f"{r['span'][1]:.2f}", f"{r['gain_las']:+.2f}") if r["gain_las"] is not None else ("–",) * 3
+        print(f"| {r['dataset']} | {r['encoder']} | {r['train_sentences']:,} | {r['biaffine'][0]:.2f} / {las[0]} | "
+              f"{r['span'][0]:.2f} / {las[1]} | {r['gain_uas']:+.2f} / {las[2]} |")
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    x = [r["train_sentences"] for r in rows]
-    for key, label in (("gain_uas", "UAS"), ("gain_las", "LAS")):
-        ax.plot(x, [r[key] for r in rows], marker="o", linestyle="none", label=label)
+    markers = {encoder: "os^D"[i % 4] for i, encoder in enumerate(sorted({r["encoder"] for r in rows}))}
+    for key, label, colour in (("gain_uas", "UAS", "tab:blue"), ("gain_las", "LAS", "tab:orange")):
+        for encoder, marker in markers.items():
+            points = [r for r in rows if r["encoder"] == encoder and r[key] is not None]
+            ax.plot([r["train_sentences"] for r in points], [r[key] for r in points], marker=marker, color=colour,
+                    linestyle="none", label=f"{label}, {encoder}")
     for r in rows:
         ax.annotate(f"{r['dataset']} ({r['encoder']})", (r["train_sentences"], r["gain_uas"]), textcoords="offset points",
                     xytext=(4, 4), fontsize=7)
@@ -67,7 +72,7 @@ def main() -> None:
     ax.set_xlabel("training sentences (log scale)")
     ax.set_ylabel("span parser − Biaffine parser (points, test, no punct)")
     ax.set_title("Span parser's gain over the Biaffine parser, same encoder", fontsize=10)
-    ax.legend()
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(args.out, dpi=120)
     print(f"wrote {args.out}")
