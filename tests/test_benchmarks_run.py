@@ -10,6 +10,7 @@ from pathlib import Path
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 
 from benchmarks.record import REQUIRED
+from benchmarks.nonprojectivity import nonprojective_share
 from benchmarks.report import BEGIN, END, load_results, render, replace_section
 from benchmarks.run import parse_args, run_suite
 from benchmarks.suite import DATASETS, E5_SETS, REPO, SYSTEMS, Dataset, System
@@ -114,3 +115,13 @@ def test_runner_tunes_a_span_model_on_dev_once(tmp_path, tiny_models):
     (tmp_path / "results" / "tiny_dev__span_sweep__span.json").unlink()
     run_suite([("tiny-span", "tiny")], systems, {"tiny": Dataset(TRAIN, DEV, DEV)}, args)
     assert not (tmp_path / "results" / "tiny_dev__span_sweep__span.json").exists()  # tuned already: not swept again
+
+
+def test_nonprojective_share_counts_sentences_with_crossing_arcs(tmp_path):
+    rows = {"projective": [2, 0, 2], "crossing": [3, 4, 0, 3]}  # the second: arcs 1←3 and 2←4 cross
+    text = "".join(
+        "".join(f"{i}\tw{i}\t_\tX\t_\t_\t{h}\t{'root' if h == 0 else 'dep'}\t_\t_\n" for i, h in enumerate(heads, 1)) + "\n"
+        for heads in rows.values()
+    )
+    (tmp_path / "t.conllu").write_text(text)
+    assert nonprojective_share(str(tmp_path / "t.conllu")) == (2, 50.0)
