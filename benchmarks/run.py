@@ -77,7 +77,7 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
     else:
         model = ensure_model(config, config_path, args.reuse, args.threads, args.train_device)
     sweep = Path(args.out) / f"{dataset_name}_dev__span_sweep__{config_path.stem}.json"
-    tuned_by = ensure_tuned(model, system, dataset.dev, sweep, args.threads, args.train_device)
+    tuned_by = None if system.model else ensure_tuned(model, system, dataset.dev, sweep, args.threads, args.train_device)
     m = measure(model, dataset.test, system.decoder, args.limit, args.threads)
     speed = m["speed"]
     trained = training(model.parent / "train.log", config)

@@ -70,7 +70,7 @@ def test_runner_measures_a_shipped_model_as_it_is(tmp_path, tiny_models):
     config = write_config(tmp_path / "span.toml", tmp_path / "never-trained", "bilstm", model=TINY_SPAN, epochs=1)
     shipped = tmp_path / "shipped"
     shutil.copytree(tiny_models["span"], shipped)
-    systems = {"tiny-shipped": System({"tiny": str(config)}, "mst", model=str(shipped))}
+    systems = {"tiny-shipped": System({"tiny": str(config)}, "mst", ("--ks", "1"), model=str(shipped))}
     args = parse_args(["--out", str(tmp_path / "results"), "--threads", "1", "--limit", "3"])
     run_suite([("tiny-shipped", "tiny")], systems, {"tiny": Dataset(TRAIN, DEV, DEV, labelled=False)}, args)
 
@@ -79,6 +79,7 @@ def test_runner_measures_a_shipped_model_as_it_is(tmp_path, tiny_models):
     assert result["train_minutes"] is None and "not trained by the suite" in result["notes"]["train_minutes"]
     saved = json.loads((shipped / "config.json").read_text())["model"]["inference"]
     assert result["inference"] == {**saved, "decoder": "mst"} and result["inference_chosen_by"] is None
+    assert not (shipped / CHOICE_FILE).exists()  # its settings are the ones it ships with: never re-tuned
     assert result["labelled"] is False and "UAS only" in result["notes"]["LAS"]
 
 
