@@ -127,6 +127,33 @@ def test_model_keys_must_fit_the_model_type(tmp_path):
         load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model='type = "span"\narc_mlp = 3\n'))
 
 
+def test_a_config_can_take_another_as_its_base(tmp_path):
+    """`base` merges table by table (inline tables too) and is read relative to the config's own folder."""
+    (tmp_path / "recipes").mkdir()
+    write_config(tmp_path / "recipes" / "base.toml", tmp_path / "run", "bilstm", model=TINY_SPAN, epochs=3)
+    child = tmp_path / "child.toml"
+    child.write_text('base = "recipes/base.toml"\n[model]\nlinker = { mutual_weight = 0.0 }\n[training]\noutput = "elsewhere"\n')
+    parent, cfg = load_config(tmp_path / "recipes" / "base.toml"), load_config(child)
+    assert cfg["model"]["linker"] == {**parent["model"]["linker"], "mutual_weight": 0.0}
+    assert cfg["training"]["output"].endswith("elsewhere") and cfg["training"]["epochs"] == 3
+    assert cfg["data"] == parent["data"] and cfg["encoder"] == parent["encoder"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('base = "missing.toml"\n', "config file not found \\(the base of"),
+    ('base = "c.toml"\n', "forms a cycle"),
+    ('base = "d.toml"\n', "forms a cycle"),  # d.toml's base is c.toml
+    ("base = 3\n", "base must be a path"),
+])
+def test_a_bad_base_is_a_clear_error(tmp_path, text, message):
+    from spandep.errors import InputFormatError
+
+    (tmp_path / "c.toml").write_text(text)
+    (tmp_path / "d.toml").write_text('base = "c.toml"\n')
+    with pytest.raises(InputFormatError, match=message):
+        load_config(tmp_path / "c.toml")
+
+
 def test_a_full_disk_while_checkpointing_is_a_clear_error_and_leaves_the_last_checkpoint_usable(tmp_path, monkeypatch):
     import errno
 

@@ -82,15 +82,45 @@ ENCODER_KEYS = {
 }
 
 
-def load_config(path: str | Path, overrides: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
-    """Read a TOML config, fill defaults, reject unknown keys; relative paths are taken from the working directory."""
-    path = Path(path)
+def _merged(base: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """`given` over `base`, table by table (inline tables such as the linker's merge too)."""
+    out = dict(base)
+    for key, value in given.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def _read_toml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """One config file as a dict, with its `base = "other.toml"` (relative to this file) read first and merged under it.
+
+    A base lets a family of runs (an ablation grid) state only what differs; the merged config is what is saved next
+    to the model, so a trained model never depends on the base file.
+    """
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise InputFormatError(str(path), 0, "config file not found") from exc
+        where = f" (the base of {chain[-1]})" if chain else ""
+        raise InputFormatError(str(path), 0, f"config file not found{where}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise InputFormatError(str(path), getattr(exc, "lineno", 0) or 0, f"invalid TOML: {exc}") from exc
+    base = raw.pop("base", None)
+    if base is None:
+        return raw
+    if not isinstance(base, str):
+        raise InputFormatError(str(path), 0, f"base must be a path to another config file, not {base!r}")
+    base_path = (path.parent / base).resolve()
+    if base_path in chain or base_path == path.resolve():
+        raise InputFormatError(str(path), 0, f"base {base!r} forms a cycle: a config cannot be its own base, directly or through others")
+    return _merged(_read_toml(base_path, (*chain, path.resolve())), raw)
+
+
+def load_config(path: str | Path, overrides: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
+    """Read a TOML config (and its `base`), fill defaults, reject unknown keys.
+
+    Relative data and output paths are taken from the working directory; a `base` path from the config's own folder.
+    """
+    path = Path(path)
+    raw = _read_toml(path)
     for section, values in (overrides or {}).items():
         raw.setdefault(section, {}).update({k: v for k, v in values.items() if v is not None})
     cfg: dict[str, dict[str, Any]] = {}
