@@ -36,11 +36,14 @@ def encoder_name(config: dict[str, Any]) -> str:
     return "BiLSTM word+char" + (" + UPOS" if enc["use_upos"] else "")
 
 
+NOT_TRAINED: dict[str, Any] = {"train_minutes": None, "train_epochs": None, "train_finished": None}
+
+
 def training(train_log: Path, config: dict[str, Any]) -> dict[str, Any]:
     """Training time and progress from a run's ``train.log`` (one line per epoch; ``minutes`` is cumulative
     wall-clock time of ``spandep train``, dev evaluation included, pauses between resumes not)."""
     if not train_log.is_file():
-        return {"train_minutes": None, "train_epochs": None, "train_finished": None}
+        return dict(NOT_TRAINED)
     lines = [line.split() for line in train_log.read_text(encoding="utf-8").splitlines() if line.strip()]
     last = dict(item.split("=", 1) for item in lines[-1] if "=" in item)
     since_best = next((i for i, line in enumerate(reversed(lines)) if line[-1] == "*best*"), len(lines))

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks.record import encoder_name, git, machine, scores, training, write_result
+from benchmarks.record import NOT_TRAINED, encoder_name, git, machine, scores, training, write_result
 from benchmarks.suite import DATASETS, REPO, SUITES, SYSTEMS, Dataset, System
 from benchmarks.tune_span import CHOICE_FILE
 from spandep.training.config import load_config
@@ -72,15 +72,15 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
     for split in ("train", "dev"):
         if Path(config["data"][split]).resolve() != getattr(dataset, split).resolve():
             raise SystemExit(f"{config_path}: [data] {split} is {config['data'][split]}, not {dataset_name}'s {split}")
-    if system.model:
-        model = REPO / system.model
+    if system.model:  # shipped: measured as installed, neither trained nor tuned by the suite
+        model, tuned_by, trained = REPO / system.model, None, dict(NOT_TRAINED)
     else:
         model = ensure_model(config, config_path, args.reuse, args.threads, args.train_device)
-    sweep = Path(args.out) / f"{dataset_name}_dev__span_sweep__{config_path.stem}.json"
-    tuned_by = None if system.model else ensure_tuned(model, system, dataset.dev, sweep, args.threads, args.train_device)
+        sweep = Path(args.out) / f"{dataset_name}_dev__span_sweep__{config_path.stem}.json"
+        tuned_by = ensure_tuned(model, system, dataset.dev, sweep, args.threads, args.train_device)
+        trained = training(model.parent / "train.log", config)
     m = measure(model, dataset.test, system.decoder, args.limit, args.threads)
     speed = m["speed"]
-    trained = training(model.parent / "train.log", config)
     notes = {}
     if system.model:
         notes["train_minutes"] = (f"{system.model} measured as installed, with the inference settings it ships with "
