@@ -88,6 +88,13 @@ def test_errors_are_one_line_with_exit_codes(tmp_path):
     assert result.exit_code == 2
 
 
+@pytest.mark.parametrize("command", ["parse", "benchmark-speed"])
+@pytest.mark.parametrize(("option", "message"), [(["--decoder", "greedy"], "unknown decoder"), (["--k", "0"], "k must be at least 1")])
+def test_inference_options_are_checked_before_a_model_loads(tmp_path, command, option, message):
+    result = runner.invoke(app, [command, str(DEV), "--model", str(tmp_path / "nowhere"), *option])
+    assert result.exit_code == 2 and message in result.output  # not 3: the missing model is never reached
+
+
 def test_benchmark_speed_reports_every_run(tmp_path):
     cfg = write_config(tmp_path / "tiny.toml", tmp_path / "run", "bilstm", model=TINY_SPAN, epochs=1)
     assert runner.invoke(app, ["train", str(cfg)]).exit_code == 0

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from spandep.cli.common import handle_errors
+from spandep.cli.common import check_inference_options, handle_errors
 
 
 def benchmark_speed(
@@ -30,7 +30,6 @@ def benchmark_speed(
         from spandep.data.conllu import read_conllu
         from spandep.errors import InputFormatError
         from spandep.pipeline.model_io import load_model, resolve_model_dir
-        from spandep.pipeline.predict import check_decoder_name
         from spandep.pipeline.speed import measure_speed
 
         if not input.is_file():
@@ -39,12 +38,7 @@ def benchmark_speed(
             raise typer.BadParameter("need --runs ≥ 1 and --warmup ≥ 0")
         if threads:
             torch.set_num_threads(threads)
-        try:
-            check_decoder_name(decoder)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--decoder") from exc
-        if k is not None and k < 1:
-            raise typer.BadParameter("k must be at least 1", param_hint="--k")
+        check_inference_options(decoder, k)
         parser = load_model(resolve_model_dir(model), int8=int8)
         sentences = list(read_conllu(input))
         result = measure_speed(parser, sentences, runs, warmup, batch_tokens, decoder, {"k": k} if k else None)

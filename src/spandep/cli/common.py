@@ -9,7 +9,7 @@ import typer
 
 from spandep.errors import SpandepError
 
-__all__ = ["handle_errors", "error_message"]
+__all__ = ["check_inference_options", "handle_errors", "error_message"]
 
 
 def error_message(exc: SpandepError) -> str:
@@ -31,3 +31,15 @@ def handle_errors() -> Iterator[None]:
     except SpandepError as exc:
         typer.echo(error_message(exc), err=True)
         raise typer.Exit(code=exc.exit_code) from None
+
+
+def check_inference_options(decoder: str | None, k: int | None) -> None:
+    """Reject an unknown ``--decoder`` or a ``--k`` below 1 before any model is loaded."""
+    from spandep.pipeline.predict import check_decoder_name  # imports torch: only once a command runs
+
+    try:
+        check_decoder_name(decoder)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--decoder") from exc
+    if k is not None and k < 1:
+        raise typer.BadParameter("k must be at least 1", param_hint="--k")

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 from tqdm import tqdm
 
-from spandep.cli.common import handle_errors
+from spandep.cli.common import check_inference_options, handle_errors
 from spandep.data.conllu import INPUT_FORMATS, read_input
 from spandep.data.writers import OUTPUT_FORMATS, write_sentences
 
@@ -39,7 +39,7 @@ def parse(
     DEPREL, as JSON Lines, or as pictures of the trees."""
     with handle_errors():
         from spandep.errors import InputFormatError
-        from spandep.pipeline.predict import check_decoder_name, parse_stream
+        from spandep.pipeline.predict import parse_stream
         from spandep.pipeline.span_inference import InferenceStats
         from spandep.pipeline.workers import ParserFactory, parse_parallel
 
@@ -51,12 +51,7 @@ def parse(
             raise typer.BadParameter(f"use one of {', '.join(OUTPUT_FORMATS)}", param_hint="--output-format")
         if output_format in ("svg", "html") and importlib.util.find_spec("spacy") is None:
             raise typer.BadParameter("pictures need spaCy: pip install 'spandep[spacy]'", param_hint="--output-format")
-        try:
-            check_decoder_name(decoder)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--decoder") from exc
-        if k is not None and k < 1:
-            raise typer.BadParameter("k must be at least 1", param_hint="--k")
+        check_inference_options(decoder, k)
         if workers < 1:
             raise typer.BadParameter("workers must be at least 1", param_hint="--workers")
         span_options = {key: v for key, v in (("k", k), ("lam", lam)) if v is not None}
