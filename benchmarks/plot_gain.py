@@ -57,7 +57,7 @@ def main() -> None:
         las = (f"{r['biaffine'][1]:.2f}", f"{r['span'][1]:.2f}", f"{r['gain_las']:+.2f}") if r["gain_las"] is not None else ("–",) * 3
         print(f"| {r['dataset']} | {r['encoder']} | {r['train_sentences']:,} | {r['biaffine'][0]:.2f} / {las[0]} | "
               f"{r['span'][0]:.2f} / {las[1]} | {r['gain_uas']:+.2f} / {las[2]} |")
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = plt.subplots(figsize=(8, 4.5))
     markers = {encoder: "os^D"[i % 4] for i, encoder in enumerate(sorted({r["encoder"] for r in rows}))}
     for key, label, colour in (("gain_uas", "UAS", "tab:blue"), ("gain_las", "LAS", "tab:orange")):
         for encoder, marker in markers.items():
@@ -65,7 +65,7 @@ def main() -> None:
             ax.plot([r["train_sentences"] for r in points], [r[key] for r in points], marker=marker, color=colour,
                     linestyle="none", label=f"{label}, {encoder}")
     for r in rows:
-        ax.annotate(f"{r['dataset']} ({r['encoder']})", (r["train_sentences"], r["gain_uas"]), textcoords="offset points",
+        ax.annotate(r["dataset"], (r["train_sentences"], r["gain_uas"]), textcoords="offset points",  # marker: encoder
                     xytext=(4, 4), fontsize=7)
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_xscale("log")
