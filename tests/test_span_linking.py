@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from spandep.data.trees import hull_spans
 from spandep.decoding.spans import SpanCandidates, span_dp, span_mst
 from spandep.models.span_linking import SpanLinker, link_masks, link_targets
 
@@ -58,11 +59,11 @@ def test_masks_on_a_hand_built_sentence() -> None:
     # relaxed root mask (non-projective hulls may contain the parent): only "not the child's root"
     relaxed, _ = link_masks(span, word_mask, allow_root_in_span=True)
     assert allowed(relaxed[0, 0]) == {0, 1, 2, 4, 5, 6}
-    # token query: the span is (3, 3, 3)
+    # token query: the parent side sees the span (3, 3, 3); its children may be any word but 3 (no span is given)
     tok_parent, tok_child = link_masks(span, word_mask, query_token=True)
     assert allowed(tok_parent[0, 0]) == {0, 1, 2, 4, 5, 6}
     assert allowed(tok_parent[0, 1]) == {1, 2, 3} and allowed(tok_parent[0, 2]) == {3, 4, 5, 6}
-    assert allowed(tok_child[0]) == set() and allowed(tok_child[1]) == {1, 2, 3, 4}
+    assert allowed(tok_child[0]) == {1, 2, 4, 5, 6} and allowed(tok_child[1]) == {1, 2, 3, 4}
 
 
 def test_model_masks_logits_and_scores(tiny_transformer_dir) -> None:
@@ -221,6 +222,21 @@ def test_overfitting_four_queries(tiny_transformer_dir, objective: str, lr: floa
 
 
 # ----------------------------------------------------------------------------------------- ablations
+@pytest.mark.parametrize("scoring", ["span-span", "token-token", "span-token", "token-span"])
+def test_every_gold_arc_has_a_finite_link_score_under_every_scoring(tiny_transformer_dir, scoring) -> None:
+    """With the mutual term on, each gold (parent span, child span) pair must stay reachable; a token query that
+    allowed no child positions once made every non-ROOT parent impossible (flat trees)."""
+    forms = ["I", "love", "Tim", "'s", "cat"]
+    heads = [2, 0, 5, 3, 2]
+    spans = [(0, 1, 5)] + [(i, *hull) for i, hull in enumerate(hull_spans(heads), start=1)]  # candidate i = word i
+    model = make(tiny_transformer_dir, scoring=scoring).eval()
+    with torch.no_grad():
+        out = model(queries(model, spans, forms))
+    link = model.link_matrix(out, *(torch.tensor(col) for col in zip(*spans)), mutual=True)  # (6, 6)
+    for child, head in enumerate(heads, start=1):
+        assert math.isfinite(float(link[head, child])), (scoring, head, child)
+
+
 def test_scoring_switches_select_terms(tiny_transformer_dir) -> None:
     spans = [(3, 3, 4), (3, 3, 3), (3, 1, 5), (2, 1, 5), (0, 1, 5)]
     forms = ["I", "love", "Tim", "'s", "cat"]

@@ -83,8 +83,8 @@ def link_masks(
     """Allowed context positions for the parent side and the child side.
 
     ``span (batch, 3)`` = (root, start, end) of each query span (ROOT's is ``(0, 1, n)``); ``word_mask (batch, 1 + n)``
-    true for ROOT and the real words. ``query_token``: the query signifies only its root, so the span used by the
-    masks is ``(i, i, i)`` (the ROOT query keeps ``(0, 1, n)``). Returns ``parent_mask (batch, 3, 1 + n)`` (rows:
+    true for ROOT and the real words. ``query_token``: the query signifies only its root, so the parent side uses
+    the span ``(i, i, i)`` and the child side allows every word but ``i`` (the ROOT query keeps ``(0, 1, n)``). Returns ``parent_mask (batch, 3, 1 + n)`` (rows:
     parent root, start, end; all false for the ROOT query, which has no parent) and ``child_mask (batch, 1 + n)``
     (the same for children's roots, starts and ends).
     """
@@ -103,7 +103,9 @@ def link_masks(
     p_start = words & (pos <= s)  # (batch, 1 + n)
     p_end = words & (pos >= e)  # (batch, 1 + n)
     parent_mask = torch.stack([p_root, p_start, p_end], dim=1) & ~root_query.unsqueeze(1)  # (batch, 3, 1 + n)
-    child_mask = words & (pos >= s) & (pos <= e) & (pos != r)  # (batch, 1 + n)
+    child_mask = words & (pos != r)  # (batch, 1 + n)
+    if not query_token:  # a token query signifies no span: its children may lie anywhere but at its root
+        child_mask &= (pos >= s) & (pos <= e)  # (batch, 1 + n)
     return parent_mask, child_mask
 
 
