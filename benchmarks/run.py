@@ -3,8 +3,8 @@
     python -m benchmarks.run --suite ewt|all|DATASET [--systems NAME ...] [--no-reuse] [--limit N] [--threads 2] [--train-device cuda] [--out DIR]
 
 For every system × dataset of the suite (the tables in benchmarks/suite.py): run ``spandep train CONFIG`` when the
-config's model folder does not exist (with ``--no-reuse`` also when it does: that resumes an unfinished run and
-returns at once for a finished one; never do it while another process trains the same run); for a span system,
+config's model folder does not exist or its run has not finished (that resumes it; with ``--no-reuse`` always, which
+returns at once for a finished run; a run another process is training is a clear error, not a second writer); for a span system,
 choose the model's inference settings on dev once (``benchmarks.tune_span`` with the system's grid and
 ``--write-model``; its sweep goes to ``OUT/<dataset>_dev__span_sweep__<run>.json``); then parse and score
 the test split in a child process (benchmarks/measure.py) and write ``OUT/<dataset>__<system>.json``
@@ -34,9 +34,12 @@ RESULTS = REPO / "benchmarks" / "results"
 
 
 def ensure_model(config: dict[str, Any], config_path: Path, reuse: bool, threads: int, device: str) -> Path:
-    """The config's trained model folder, training it first with ``spandep train`` unless it exists and ``reuse``."""
+    """The config's trained model folder, training it first with ``spandep train`` unless ``reuse`` and it exists and
+    its run has finished. An unfinished run (its ``train.log`` short of the epochs, patience not spent) is resumed
+    rather than measured; a model folder without a ``train.log`` (copied in) counts as finished."""
     model = Path(config["training"]["output"]) / "model"
-    if not (reuse and (model / "config.json").is_file()):
+    finished = training(model.parent / "train.log", config)["train_finished"] is not False
+    if not (reuse and (model / "config.json").is_file() and finished):
         cmd = [sys.executable, "-m", "spandep.cli.main", "train", str(config_path), "--threads", str(threads), "--device", device]
         subprocess.run(cmd, check=True)
     return model

@@ -12,7 +12,7 @@ from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 from benchmarks.record import REQUIRED
 from benchmarks.nonprojectivity import nonprojective_share
 from benchmarks.report import BEGIN, END, load_results, render, replace_section
-from benchmarks.run import parse_args, run_suite
+from benchmarks.run import ensure_model, parse_args, run_suite
 from benchmarks.suite import DATASETS, E5_SETS, REPO, SYSTEMS, Dataset, System
 from benchmarks.tune_span import CHOICE_FILE
 from spandep.training.config import load_config
@@ -126,3 +126,16 @@ def test_nonprojective_share_counts_sentences_with_crossing_arcs(tmp_path):
     )
     (tmp_path / "t.conllu").write_text(text)
     assert nonprojective_share(str(tmp_path / "t.conllu")) == (2, 50.0)
+
+
+def test_runner_resumes_an_unfinished_run_instead_of_measuring_it(tmp_path, tiny_models, monkeypatch):
+    """`reuse` takes a finished run's model as it is, but an unfinished one (train.log short of the epochs) is trained on."""
+    run = tmp_path / "run"
+    shutil.copytree(tiny_models["biaffine"].parent, run)  # its train.log: epoch 1 of 1
+    calls: list[list[str]] = []
+    monkeypatch.setattr("subprocess.run", lambda cmd, **kwargs: calls.append(cmd))  # no training here
+    for epochs, trains in ((1, False), (2, True)):
+        config = write_config(tmp_path / f"e{epochs}.toml", run, "bilstm", model=TINY_BIAFFINE, epochs=epochs)
+        calls.clear()
+        assert ensure_model(load_config(config), config, True, 1, "cpu") == run / "model"
+        assert [cmd[3:5] for cmd in calls] == ([["train", str(config)]] if trains else []), epochs

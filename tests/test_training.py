@@ -154,6 +154,22 @@ def test_a_bad_base_is_a_clear_error(tmp_path, text, message):
         load_config(tmp_path / "c.toml")
 
 
+def test_a_second_training_of_the_same_run_is_a_clear_error(tmp_path):
+    import fcntl
+
+    from spandep.errors import OutputError
+
+    cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", epochs=1))
+    (tmp_path / "run").mkdir()
+    with open(tmp_path / "run" / "train.lock", "a") as held:  # as another process training this run would
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(OutputError, match="another spandep train is writing"):
+            Trainer(cfg).run()
+    assert not (tmp_path / "run" / "checkpoint").exists()
+    Trainer(cfg).run()  # the lock went with its holder
+    assert (tmp_path / "run" / "model" / "config.json").is_file()
+
+
 def test_a_full_disk_while_checkpointing_is_a_clear_error_and_leaves_the_last_checkpoint_usable(tmp_path, monkeypatch):
     import errno
 

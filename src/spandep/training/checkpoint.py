@@ -7,8 +7,10 @@ checkpoint behind.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,28 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from spandep.errors import OutputError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on POSIX: no lock
+    fcntl = None  # type: ignore[assignment]
+
+
+@contextlib.contextmanager
+def run_lock(out: Path) -> Iterator[None]:
+    """Hold ``out/train.lock`` while training into ``out``: a second ``spandep train`` on the same run (which would
+    overwrite the first one's checkpoints) gets a clear error instead. The lock goes with the process, even on kill -9,
+    so an interrupted run always resumes."""
+    with open(out / "train.lock", "a", encoding="utf-8") as handle:
+        if fcntl is not None:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise OutputError(
+                    f"another spandep train is writing {out} (it holds {out / 'train.lock'}); wait for it to end, "
+                    "or train into another --output"
+                ) from None
+        yield
 
 
 def _atomic_write_text(path: Path, text: str) -> None:

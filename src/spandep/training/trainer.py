@@ -6,6 +6,7 @@ Layout of an output folder::
     output/checkpoint/   resumable state (see ``checkpoint.py``)
     output/config.json   the resolved training config
     output/train.log     one line per epoch (also printed)
+    output/train.lock    held while a process trains into the folder (one writer at a time)
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from spandep.models.span_parser import SpanParser
 from spandep.models.tagger import NO_TAG
 from spandep.pipeline.model_io import resolve_device, save_model
 from spandep.pipeline.predict import predict_sentences, with_tree
-from spandep.training.checkpoint import load_checkpoint, save_checkpoint
+from spandep.training.checkpoint import load_checkpoint, run_lock, save_checkpoint
 
 log = logging.getLogger("spandep.train")
 
@@ -174,8 +175,13 @@ class Trainer:
         return {"UAS": r.uas or 0.0, "LAS": r.las or 0.0, "UAS_nopunct": r.uas_no_punct or 0.0, "LAS_nopunct": r.las_no_punct or 0.0}
 
     def run(self) -> dict[str, Any]:
-        tr = self.cfg["training"]
+        """Train to the end (resuming from the output folder's checkpoint); one process per output folder."""
         self.out.mkdir(parents=True, exist_ok=True)
+        with run_lock(self.out):
+            return self._train()
+
+    def _train(self) -> dict[str, Any]:
+        tr = self.cfg["training"]
         (self.out / "config.json").write_text(json.dumps(self.cfg, indent=2) + "\n", encoding="utf-8")
         ckpt_dir = self.out / "checkpoint"
         state = load_checkpoint(ckpt_dir, self.model, self.optimizer) or {
