@@ -75,8 +75,11 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
     for split in ("train", "dev"):
         if Path(config["data"][split]).resolve() != getattr(dataset, split).resolve():
             raise SystemExit(f"{config_path}: [data] {split} is {config['data'][split]}, not {dataset_name}'s {split}")
+    notes = {}
     if system.model:  # shipped: measured as installed, neither trained nor tuned by the suite
         model, tuned_by, trained = REPO / system.model, None, dict(NOT_TRAINED)
+        notes["train_minutes"] = (f"{system.model} measured as installed, with the inference settings it ships with "
+                                 "(chosen on dev); not trained by the suite (its training: README.md, model card)")
     else:
         model = ensure_model(config, config_path, args.reuse, args.threads, args.train_device)
         sweep = Path(args.out) / f"{dataset_name}_dev__span_sweep__{config_path.stem}.json"
@@ -84,10 +87,6 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
         trained = training(model.parent / "train.log", config)
     m = measure(model, dataset.test, system.decoder, args.limit, args.threads)
     speed = m["speed"]
-    notes = {}
-    if system.model:
-        notes["train_minutes"] = (f"{system.model} measured as installed, with the inference settings it ships with "
-                                 "(chosen on dev); not trained by the suite (its training: README.md, model card)")
     if trained["train_finished"] is False:
         notes["train_finished"] = f"training had not finished when this was measured (epoch {trained['train_epochs']} of {config['training']['epochs']})"
     if not dataset.labelled:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 
-from benchmarks.record import REQUIRED
 from benchmarks.nonprojectivity import nonprojective_share
+from benchmarks.record import REQUIRED
 from benchmarks.report import BEGIN, END, load_results, render, replace_section
 from benchmarks.run import ensure_model, parse_args, run_suite
 from benchmarks.suite import DATASETS, E5_SETS, REPO, SYSTEMS, Dataset, System

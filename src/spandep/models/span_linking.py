@@ -84,9 +84,9 @@ def link_masks(
 
     ``span (batch, 3)`` = (root, start, end) of each query span (ROOT's is ``(0, 1, n)``); ``word_mask (batch, 1 + n)``
     true for ROOT and the real words. ``query_token``: the query signifies only its root, so the parent side uses
-    the span ``(i, i, i)`` and the child side allows every word but ``i`` (the ROOT query keeps ``(0, 1, n)``). Returns ``parent_mask (batch, 3, 1 + n)`` (rows:
-    parent root, start, end; all false for the ROOT query, which has no parent) and ``child_mask (batch, 1 + n)``
-    (the same for children's roots, starts and ends).
+    the span ``(i, i, i)`` and the child side allows every word but ``i`` (the ROOT query keeps ``(0, 1, n)``).
+    Returns ``parent_mask (batch, 3, 1 + n)`` (rows: parent root, start, end; all false for the ROOT query, which has
+    no parent) and ``child_mask (batch, 1 + n)`` (the same for children's roots, starts and ends).
     """
     span = span.to(word_mask.device)
     pos = torch.arange(word_mask.size(1), device=word_mask.device).unsqueeze(0)  # (1, 1 + n)

@@ -108,10 +108,11 @@ def _read_toml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
         return raw
     if not isinstance(base, str):
         raise InputFormatError(str(path), 0, f"base must be a path to another config file, not {base!r}")
+    chain = (*chain, path.resolve())  # the files being read, this one last
     base_path = (path.parent / base).resolve()
-    if base_path in chain or base_path == path.resolve():
+    if base_path in chain:
         raise InputFormatError(str(path), 0, f"base {base!r} forms a cycle: a config cannot be its own base, directly or through others")
-    return _merged(_read_toml(base_path, (*chain, path.resolve())), raw)
+    return _merged(_read_toml(base_path, chain), raw)
 
 
 def load_config(path: str | Path, overrides: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
