@@ -55,13 +55,19 @@ def training(train_log: Path, config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def machine() -> dict[str, Any]:
-    """This machine: CPU model (from /proc/cpuinfo), cores, architecture and Python version."""
+def machine(device: str = "cpu") -> dict[str, Any]:
+    """This machine: CPU model (from /proc/cpuinfo), cores, architecture and Python version, and the GPU's name
+    when ``device`` is a CUDA one."""
     cpu = None
     if Path("/proc/cpuinfo").is_file():
         names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")]
         cpu = names[0] if names else None
-    return {"cpu": cpu, "cores": os.cpu_count(), "arch": platform.machine(), "python": platform.python_version()}
+    info = {"cpu": cpu, "cores": os.cpu_count(), "arch": platform.machine(), "python": platform.python_version()}
+    if device.startswith("cuda"):
+        import torch
+
+        info["gpu"] = torch.cuda.get_device_name(torch.device(device))
+    return info
 
 
 def git(*args: str) -> str:
@@ -70,6 +76,12 @@ def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""
+
+
+def commit() -> str | None:
+    """The checked-out commit; in a copy of the working tree without ``.git`` (a lent GPU machine), the one named by
+    the environment variable SPANDEP_COMMIT, else None."""
+    return git("rev-parse", "HEAD") or os.environ.get("SPANDEP_COMMIT") or None
 
 
 def write_result(path: Path, result: dict[str, Any]) -> None:

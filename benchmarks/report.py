@@ -25,7 +25,7 @@ def _fill(text: str, indent: str = "") -> str:
     return textwrap.fill(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False)
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 HEADER = (
-    "| system | encoder | decoding | UAS / LAS (all) | UAS / LAS (no punct) | CLAS | sent/s | words/s | threads "
+    "| system | encoder | decoding | UAS / LAS (all) | UAS / LAS (no punct) | CLAS | sent/s | words/s | threads / GPU "
     "| training | parse peak RSS |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
 )
 PROTOCOL = (
@@ -33,8 +33,8 @@ PROTOCOL = (
     "`python -m benchmarks.run`; each file also records its command, git commit, machine and date); do not edit "
     "between the markers. Scores: the test split, gold tokenisation, models and inference settings chosen on dev. "
     f"{PUNCT_RULE} CLAS is the CoNLL 2018 content-word F1 (full DEPREL). Speed: the second of two parses of the test "
-    "split in one process (the first gives the scored trees), model load and file reading excluded; peak RSS is that "
-    "process's, model load included. Training: wall-clock minutes of `spandep train` from the run's `train.log`, "
+    "split in one process (the first gives the scored trees), model load and file reading excluded, on the CPU with the threads shown unless a GPU is named; peak RSS is "
+    "that process's, model load included. Training: wall-clock minutes of `spandep train` from the run's `train.log`, "
     "dev evaluation included."
 )
 
@@ -69,6 +69,13 @@ def _training(r: dict[str, Any]) -> str:
     return f"{r['train_minutes']:.0f} min, {r.get('train_epochs')} epochs{device}{unfinished}"
 
 
+def _parsed_on(r: dict[str, Any]) -> str:
+    """The CPU threads of the timed parse, or the GPU's name for a parse timed on one."""
+    if r.get("parse_device", "cpu") != "cpu":
+        return r["machine"].get("gpu") or r["parse_device"]
+    return str(r.get("threads") or "–")
+
+
 def _pair(r: dict[str, Any], suffix: str = "") -> str:
     """UAS / LAS, with LAS as – for an unlabelled treebank (its root/dep labels are not a score)."""
     las = _num(r["LAS" + suffix]) if r.get("labelled", True) else "–"
@@ -79,7 +86,7 @@ def _row(r: dict[str, Any]) -> str:
     cells = [
         f"`{r['system']}`", r["encoder"], _decoding(r),
         _pair(r), _pair(r, "_nopunct"), _num(r["CLAS"]) if r.get("labelled", True) else "–",
-        _num(r["parse_sent_per_s"], 1), _num(r.get("parse_words_per_s"), 0), str(r.get("threads") or "–"), _training(r),
+        _num(r["parse_sent_per_s"], 1), _num(r.get("parse_words_per_s"), 0), _parsed_on(r), _training(r),
         "–" if r["peak_rss_mb"] is None else f"{r['peak_rss_mb']:,.0f} MB",
     ]
     return "| " + " | ".join(cells) + " |\n"

@@ -1,6 +1,6 @@
 """One entry point for the benchmark suite: train (or reuse) each system, parse and score the test split, time it.
 
-    python -m benchmarks.run --suite ewt|all|DATASET [--systems NAME ...] [--no-reuse] [--limit N] [--threads 2] [--train-device cuda] [--out DIR]
+    python -m benchmarks.run --suite ewt|all|DATASET [--systems NAME ...] [--no-reuse] [--limit N] [--threads 2] [--train-device cuda] [--parse-device cuda] [--out DIR]
 
 For every system × dataset of the suite (the tables in benchmarks/suite.py): run ``spandep train CONFIG`` when the
 config's model folder does not exist or its run has not finished (that resumes it; with ``--no-reuse`` always, which
@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks.record import NOT_TRAINED, encoder_name, git, machine, scores, training, write_result
+from benchmarks.record import NOT_TRAINED, commit, encoder_name, git, machine, scores, training, write_result
 from benchmarks.suite import DATASETS, REPO, SUITES, SYSTEMS, Dataset, System
 from benchmarks.tune_span import CHOICE_FILE
 from spandep.training.config import load_config
@@ -59,9 +59,10 @@ def ensure_tuned(model: Path, system: System, dev: Path, sweep: Path, threads: i
     return json.loads(choice.read_text())["command"]
 
 
-def measure(model: Path, test: Path, decoder: str | None, limit: int | None, threads: int) -> dict[str, Any]:
+def measure(model: Path, test: Path, decoder: str | None, limit: int | None, threads: int, device: str) -> dict[str, Any]:
     """Run benchmarks.measure in a child process and return its JSON."""
-    cmd = [sys.executable, "-m", "benchmarks.measure", "--model", str(model), "--test", str(test), "--threads", str(threads)]
+    cmd = [sys.executable, "-m", "benchmarks.measure", "--model", str(model), "--test", str(test), "--threads", str(threads),
+           "--device", device]
     cmd += ["--decoder", decoder] if decoder else []
     cmd += ["--limit", str(limit)] if limit else []
     out = subprocess.run(cmd, cwd=REPO, stdout=subprocess.PIPE, text=True, check=True).stdout
@@ -85,7 +86,7 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
         sweep = Path(args.out) / f"{dataset_name}_dev__span_sweep__{config_path.stem}.json"
         tuned_by = ensure_tuned(model, system, dataset.dev, sweep, args.threads, args.train_device)
         trained = training(model.parent / "train.log", config)
-    m = measure(model, dataset.test, system.decoder, args.limit, args.threads)
+    m = measure(model, dataset.test, system.decoder, args.limit, args.threads, args.parse_device)
     speed = m["speed"]
     if trained["train_finished"] is False:
         notes["train_finished"] = f"training had not finished when this was measured (epoch {trained['train_epochs']} of {config['training']['epochs']})"
@@ -96,6 +97,7 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
     command = ["python", "-m", "benchmarks.run", "--suite", dataset_name, "--systems", name, "--threads", str(args.threads)]
     command += ["--limit", str(args.limit)] if args.limit else []
     command += ["--train-device", args.train_device] if args.train_device != "cpu" else []
+    command += ["--parse-device", args.parse_device] if args.parse_device != "cpu" else []
     command += ["--out", args.out] if Path(args.out) != RESULTS else []
     return {
         "dataset": dataset_name, "split": "test", "labelled": dataset.labelled, "system": name, "encoder": encoder_name(config),
@@ -106,8 +108,10 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
         "parse_seconds": speed["runs_seconds"][0], "threads": speed["threads"], "batch_tokens": speed["batch_tokens"],
         **trained, "peak_rss_mb": m["peak_rss_mb"],
         "config": system.configs[dataset_name], "model": os.path.relpath(model, REPO), "test": os.path.relpath(dataset.test, REPO),
-        "git_commit": git("rev-parse", "HEAD") or None, "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
-        "command": shlex.join(command), "train_device": args.train_device, "inference_chosen_by": tuned_by, "machine": {**machine(), "torch": speed["torch"]},
+        "git_commit": commit(),
+        "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")) if git("rev-parse", "HEAD") else None,
+        "command": shlex.join(command), "train_device": args.train_device, "parse_device": args.parse_device,
+        "inference_chosen_by": tuned_by, "machine": {**machine(args.parse_device), "torch": speed["torch"]},
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "notes": notes, "span_stats": m["span_stats"], "evaluation": m["evaluation"],
     }
@@ -140,8 +144,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="use an existing model as it is (default); --no-reuse runs spandep train first")
     ap.add_argument("--limit", type=int, help="parse only the first N test sentences (needs --out)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--train-device", default="cpu", help="cpu or cuda: where training and the dev sweep run "
-                    "(the test parse is always timed on the CPU with --threads)")
+    ap.add_argument("--train-device", default="cpu", help="cpu or cuda: where training and the dev sweep run")
+    ap.add_argument("--parse-device", default="cpu", help="cpu or cuda: where the test split is parsed and timed "
+                    "(default: the CPU, with --threads)")
     ap.add_argument("--out", default=str(RESULTS), help="folder for the result files")
     args = ap.parse_args(argv)
     args.out = str(Path(args.out).resolve())
