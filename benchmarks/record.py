@@ -55,6 +55,15 @@ def training(train_log: Path, config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def trained_on(model: Path) -> str | None:
+    """The device a saved model was trained on, from its ``config.json`` (None when it does not say)."""
+    config = model / "config.json"
+    if not config.is_file():
+        return None
+    saved = json.loads(config.read_text(encoding="utf-8")).get("training", {}).get("config", {})
+    return saved.get("training", {}).get("device")
+
+
 def machine(device: str = "cpu") -> dict[str, Any]:
     """This machine: CPU model (from /proc/cpuinfo), cores, architecture and Python version, and the GPU's name
     when ``device`` is a CUDA one."""

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks.record import NOT_TRAINED, commit, encoder_name, git, machine, scores, training, write_result
+from benchmarks.record import NOT_TRAINED, commit, encoder_name, git, machine, scores, trained_on, training, write_result
 from benchmarks.suite import DATASETS, REPO, SUITES, SYSTEMS, Dataset, System
 from benchmarks.tune_span import CHOICE_FILE
 from spandep.training.config import load_config
@@ -86,6 +86,7 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
         sweep = Path(args.out) / f"{dataset_name}_dev__span_sweep__{config_path.stem}.json"
         tuned_by = ensure_tuned(model, system, dataset.dev, sweep, args.threads, args.train_device)
         trained = training(model.parent / "train.log", config)
+    device = trained_on(model) or args.train_device  # where the measured model was trained: its saved config says
     m = measure(model, dataset.test, system.decoder, args.limit, args.threads, args.parse_device)
     speed = m["speed"]
     if trained["train_finished"] is False:
@@ -96,7 +97,7 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
         notes["limit"] = f"first {args.limit} test sentences only: not comparable with full runs"
     command = ["python", "-m", "benchmarks.run", "--suite", dataset_name, "--systems", name, "--threads", str(args.threads)]
     command += ["--limit", str(args.limit)] if args.limit else []
-    command += ["--train-device", args.train_device] if args.train_device != "cpu" else []
+    command += ["--train-device", device] if device != "cpu" and not system.model else []
     command += ["--parse-device", args.parse_device] if args.parse_device != "cpu" else []
     command += ["--out", args.out] if Path(args.out) != RESULTS else []
     return {
@@ -110,7 +111,7 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
         "config": system.configs[dataset_name], "model": os.path.relpath(model, REPO), "test": os.path.relpath(dataset.test, REPO),
         "git_commit": commit(),
         "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")) if git("rev-parse", "HEAD") else None,
-        "command": shlex.join(command), "train_device": args.train_device, "parse_device": args.parse_device,
+        "command": shlex.join(command), "train_device": device, "parse_device": args.parse_device,
         "inference_chosen_by": tuned_by, "machine": {**machine(args.parse_device), "torch": speed["torch"]},
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "notes": notes, "span_stats": m["span_stats"], "evaluation": m["evaluation"],
