@@ -4,6 +4,8 @@ Only the text between ``<!-- results:begin -->`` and ``<!-- results:end -->`` is
 document is hand-written and left as it is.
 
     python -m benchmarks.report [--results benchmarks/results] [--doc BENCHMARKS.md]
+
+Result files in ``RESULTS/gpu/`` (test parses timed on a GPU) get tables of their own after the CPU ones.
 """
 
 from __future__ import annotations
@@ -36,6 +38,13 @@ PROTOCOL = (
     "split in one process (the first gives the scored trees), model load and file reading excluded, on the CPU with the threads shown unless a GPU is named; peak RSS is "
     "that process's, model load included. Training: wall-clock minutes of `spandep train` from the run's `train.log`, "
     "dev evaluation included."
+)
+
+
+GPU_PROTOCOL = (
+    "The same models and inference settings, the test split parsed and timed on the GPU named in the threads / GPU "
+    "column (`python -m benchmarks.run ... --parse-device cuda`; files in `benchmarks/results/gpu/`); the decoders run "
+    "on that machine's CPU. Not comparable with the CPU tables' speed; scores can differ in the last digits."
 )
 
 
@@ -107,21 +116,31 @@ def coverage(results: list[dict[str, Any]], systems: dict[str, System]) -> str:
     return "".join(lines)
 
 
-def render(results: list[dict[str, Any]], systems: dict[str, System] = SYSTEMS) -> str:
+def render(results: list[dict[str, Any]], systems: dict[str, System] = SYSTEMS,
+           gpu: list[dict[str, Any]] | None = None) -> str:
     """The generated section: the protocol, the suite's coverage (test UAS / LAS no punct per system and dataset),
-    then one table per dataset and split, with each file's notes below."""
-    order = {name: i for i, name in enumerate(systems)}
+    then one table per dataset and split, with each file's notes below; then the same tables for ``gpu``, the
+    results of test parses timed on a GPU, when there are any."""
     parts = [_fill(PROTOCOL) + "\n", "\n### Coverage: test UAS / LAS (no punct) of every system of the suite\n\n",
-             coverage(results, systems)]
-    for key in sorted({(r["dataset"], r["split"]) for r in results}):
-        rows = sorted((r for r in results if (r["dataset"], r["split"]) == key), key=lambda r: (order.get(r["system"], len(order)), r["system"]))
-        first = rows[0]
-        parts.append(f"\n### {key[0]} ({key[1]}: {first['sentences']:,} sentences, {first['words']:,} words)\n\n")
-        parts.append(HEADER + "".join(_row(r) for r in rows))
-        parts.append(_notes(rows))
+             coverage(results, systems), _tables(results, systems)]
     machines = sorted({f"{m['cpu']}, {m['cores']} cores" for m in (r["machine"] for r in results) if m.get("cpu")})
     if machines:
         parts.append(f"\nMachines: {'; '.join(machines)}.\n")
+    if gpu:
+        parts += ["\n### Test parses timed on a GPU\n\n", _fill(GPU_PROTOCOL) + "\n", _tables(gpu, systems, "####")]
+    return "".join(parts)
+
+
+def _tables(results: list[dict[str, Any]], systems: dict[str, System], heading: str = "###") -> str:
+    """One table per dataset and split (under ``heading``), rows in the suite's order, each table's notes below it."""
+    order = {name: i for i, name in enumerate(systems)}
+    parts = []
+    for key in sorted({(r["dataset"], r["split"]) for r in results}):
+        rows = sorted((r for r in results if (r["dataset"], r["split"]) == key), key=lambda r: (order.get(r["system"], len(order)), r["system"]))
+        first = rows[0]
+        parts.append(f"\n{heading} {key[0]} ({key[1]}: {first['sentences']:,} sentences, {first['words']:,} words)\n\n")
+        parts.append(HEADER + "".join(_row(r) for r in rows))
+        parts.append(_notes(rows))
     return "".join(parts)
 
 
@@ -149,7 +168,9 @@ def main() -> None:
     ap.add_argument("--results", type=Path, default=REPO / "benchmarks" / "results")
     ap.add_argument("--doc", type=Path, default=REPO / "BENCHMARKS.md")
     args = ap.parse_args()
-    args.doc.write_text(replace_section(args.doc.read_text(encoding="utf-8"), render(load_results(args.results))), encoding="utf-8")
+    gpu = load_results(args.results / "gpu") if (args.results / "gpu").is_dir() else []
+    body = render(load_results(args.results), gpu=gpu)
+    args.doc.write_text(replace_section(args.doc.read_text(encoding="utf-8"), body), encoding="utf-8")
     print(f"wrote the results section of {args.doc}")
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 
+from benchmarks import record
 from benchmarks.nonprojectivity import nonprojective_share
 from benchmarks.record import REQUIRED
 from benchmarks.report import BEGIN, END, load_results, render, replace_section
@@ -43,6 +44,7 @@ def test_runner_writes_results_and_report_renders_them(tmp_path, tiny_models):
     assert span["decoder"] == "mst" and span["inference"] == {**saved, "decoder": "mst"}
     assert results["tiny-biaffine"]["decoder"] == "mst" and results["tiny-biaffine"]["inference"] is None
     assert results["tiny-biaffine"]["train_device"] == "cpu" and "--train-device" not in results["tiny-biaffine"]["command"]
+    assert results["tiny-biaffine"]["parse_device"] == "cpu" and "--parse-device" not in results["tiny-biaffine"]["command"]
 
     doc = f"# Title\n\nhand-written\n\n{BEGIN}\nold table\n{END}\n\nmore hand-written\n"
     new = replace_section(doc, render(list(results.values())))
@@ -62,6 +64,13 @@ def test_runner_writes_results_and_report_renders_them(tmp_path, tiny_models):
     assert f" {r['UAS_nopunct']:.2f} / – | – |" in unlabelled and f"| `tiny-biaffine` | {r['UAS_nopunct']:.2f} / – |" in unlabelled
     on_gpu = render([{**results["tiny-biaffine"], "train_device": "cuda"}])
     assert " epochs on cuda |" in on_gpu and " epochs on cuda |" not in new
+    r = results["tiny-biaffine"]
+    gpu_parse = {**r, "parse_device": "cuda", "machine": {**r["machine"], "gpu": "NVIDIA H100 80GB HBM3"}}
+    both = render([r], gpu=[gpu_parse])
+    cpu_part, gpu_part = both.split("### Test parses timed on a GPU")
+    assert "NVIDIA H100" not in cpu_part and f"| {r['threads']} |" in cpu_part
+    assert "#### tiny (test" in gpu_part and "| NVIDIA H100 80GB HBM3 |" in gpu_part
+    assert "Test parses timed on a GPU" not in new  # no GPU results: no GPU section
 
 
 def test_runner_measures_a_shipped_model_as_it_is(tmp_path, tiny_models):
@@ -70,6 +79,9 @@ def test_runner_measures_a_shipped_model_as_it_is(tmp_path, tiny_models):
     config = write_config(tmp_path / "span.toml", tmp_path / "never-trained", "bilstm", model=TINY_SPAN, epochs=1)
     shipped = tmp_path / "shipped"
     shutil.copytree(tiny_models["span"], shipped)
+    saved_config = json.loads((shipped / "config.json").read_text())
+    saved_config["training"]["config"]["training"]["device"] = "cuda"  # as if trained on a GPU
+    (shipped / "config.json").write_text(json.dumps(saved_config))
     systems = {"tiny-shipped": System({"tiny": str(config)}, "mst", ("--ks", "1"), model=str(shipped))}
     args = parse_args(["--out", str(tmp_path / "results"), "--threads", "1", "--limit", "3"])
     run_suite([("tiny-shipped", "tiny")], systems, {"tiny": Dataset(TRAIN, DEV, DEV, labelled=False)}, args)
@@ -81,6 +93,22 @@ def test_runner_measures_a_shipped_model_as_it_is(tmp_path, tiny_models):
     assert result["inference"] == {**saved, "decoder": "mst"} and result["inference_chosen_by"] is None
     assert not (shipped / CHOICE_FILE).exists()  # its settings are the ones it ships with: never re-tuned
     assert result["labelled"] is False and "UAS only" in result["notes"]["LAS"]
+    assert result["train_device"] == "cuda" and "--train-device" not in result["command"]  # the model's, not the suite's
+
+
+def test_commit_of_a_tree_without_git_comes_from_the_environment(monkeypatch):
+    monkeypatch.setattr(record, "git", lambda *args: "")
+    monkeypatch.delenv("SPANDEP_COMMIT", raising=False)
+    assert record.commit() is None
+    monkeypatch.setenv("SPANDEP_COMMIT", "a57e607")
+    assert record.commit() == "a57e607"
+    monkeypatch.setattr(record, "git", lambda *args: "0123abc")
+    assert record.commit() == "0123abc"  # a real checkout wins
+
+
+def test_trained_on_reads_the_saved_config(tmp_path, tiny_models):
+    assert record.trained_on(tiny_models["span"]) == "cpu"
+    assert record.trained_on(tmp_path) is None  # no config.json: unknown
 
 
 def test_every_suite_config_loads_and_trains_on_its_own_treebank(monkeypatch):
