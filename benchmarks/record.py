@@ -87,10 +87,14 @@ def git(*args: str) -> str:
         return ""
 
 
-def commit() -> str | None:
-    """The checked-out commit; in a copy of the working tree without ``.git`` (a lent GPU machine), the one named by
-    the environment variable SPANDEP_COMMIT, else None."""
-    return git("rev-parse", "HEAD") or os.environ.get("SPANDEP_COMMIT") or None
+def checkout() -> dict[str, Any]:
+    """The result's ``git_commit`` and ``git_dirty`` (tracked files changed). In a copy of the working tree without
+    ``.git`` (a lent GPU machine) the commit is the one named by the environment variable SPANDEP_COMMIT, else None,
+    and whether the copy differs from it is unknown (None)."""
+    head = git("rev-parse", "HEAD")
+    if not head:
+        return {"git_commit": os.environ.get("SPANDEP_COMMIT") or None, "git_dirty": None}
+    return {"git_commit": head, "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
 
 
 def write_result(path: Path, result: dict[str, Any]) -> None:

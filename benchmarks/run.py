@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks.record import NOT_TRAINED, commit, encoder_name, git, machine, scores, trained_on, training, write_result
+from benchmarks.record import NOT_TRAINED, checkout, encoder_name, machine, scores, trained_on, training, write_result
 from benchmarks.suite import DATASETS, REPO, SUITES, SYSTEMS, Dataset, System
 from benchmarks.tune_span import CHOICE_FILE
 from spandep.training.config import load_config
@@ -109,8 +109,7 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
         "parse_seconds": speed["runs_seconds"][0], "threads": speed["threads"], "batch_tokens": speed["batch_tokens"],
         **trained, "peak_rss_mb": m["peak_rss_mb"],
         "config": system.configs[dataset_name], "model": os.path.relpath(model, REPO), "test": os.path.relpath(dataset.test, REPO),
-        "git_commit": commit(),
-        "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")) if git("rev-parse", "HEAD") else None,
+        **checkout(),
         "command": shlex.join(command), "train_device": device, "parse_device": args.parse_device,
         "inference_chosen_by": tuned_by, "machine": {**machine(args.parse_device), "torch": speed["torch"]},
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -99,11 +99,11 @@ def test_runner_measures_a_shipped_model_as_it_is(tmp_path, tiny_models):
 def test_commit_of_a_tree_without_git_comes_from_the_environment(monkeypatch):
     monkeypatch.setattr(record, "git", lambda *args: "")
     monkeypatch.delenv("SPANDEP_COMMIT", raising=False)
-    assert record.commit() is None
+    assert record.checkout() == {"git_commit": None, "git_dirty": None}
     monkeypatch.setenv("SPANDEP_COMMIT", "a57e607")
-    assert record.commit() == "a57e607"
+    assert record.checkout() == {"git_commit": "a57e607", "git_dirty": None}  # a copy: whether it differs is unknown
     monkeypatch.setattr(record, "git", lambda *args: "0123abc")
-    assert record.commit() == "0123abc"  # a real checkout wins
+    assert record.checkout()["git_commit"] == "0123abc"  # a real checkout wins
 
 
 def test_trained_on_reads_the_saved_config(tmp_path, tiny_models):
