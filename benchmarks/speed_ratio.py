@@ -16,13 +16,13 @@ import argparse
 import json
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from typing import Any
 
 import torch
 
+from benchmarks.record import git
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.evaluation.metrics import evaluate
@@ -85,11 +85,11 @@ def main() -> None:
             "inference": span_inference_options(model, options),
             "accuracy": accuracy(model, sentences, options),
         })
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     result = {
         "test": args.test, "sentences": len(sentences), "words": words, "baseline": args.baseline,
         "model": args.model, "rounds": args.rounds, "threads": args.threads, "torch": torch.__version__,
-        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(), "git_commit": commit,
+        "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
+        "git_commit": git("rev-parse", "--short", "HEAD"),
         "command": "python -m benchmarks.speed_ratio " + " ".join(sys.argv[1:]), "systems": rows,
     }
     for row in rows:
