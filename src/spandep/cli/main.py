@@ -10,6 +10,7 @@ from spandep.cli.evaluate import evaluate
 from spandep.cli.export import export
 from spandep.cli.parse import parse
 from spandep.cli.train import train
+from spandep.cli.train_tokenizer import train_tokenizer
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="spandep: span-span and Biaffine dependency parsing.")
 app.command()(train)
@@ -18,6 +19,7 @@ app.command()(evaluate)
 app.command()(export)
 app.command("benchmark-speed")(benchmark_speed)
 app.command("convert-e5")(convert_e5)
+app.command("train-tokenizer")(train_tokenizer)
 
 if __name__ == "__main__":
     app()

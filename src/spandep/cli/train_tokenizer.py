@@ -1,0 +1,46 @@
+"""``spandep train-tokenizer TRAIN --dev DEV -o OUT``: train a tokenizer, sentence splitter and multiword-token
+expander on a treebank's CoNLL-U; rerunning the same command resumes."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import typer
+
+from spandep.cli.common import handle_errors
+
+
+def train_tokenizer(
+    train: Path = typer.Argument(..., help="Training CoNLL-U (its # text, SpaceAfter=No, multiword tokens, # newpar)."),
+    dev: Path = typer.Option(..., "--dev", help="Dev CoNLL-U: early stopping and decoding settings."),
+    output: Path = typer.Option(..., "--output", "-o", help="Run folder; the tokenizer is written to OUTPUT/tokenizer."),
+    epochs: int = typer.Option(60, help="Most epochs."),
+    patience: int = typer.Option(8, help="Stop after this many epochs without a better dev score."),
+    embedding: int = typer.Option(32, help="Character embedding size."),
+    hidden: int = typer.Option(64, help="LSTM size per direction."),
+    layers: int = typer.Option(2, help="BiLSTM layers."),
+    dropout: float = typer.Option(0.2, help="Dropout on embeddings, between and after the LSTM layers."),
+    window: int = typer.Option(256, help="Training pieces: characters."),
+    batch_size: int = typer.Option(32, help="Pieces per batch."),
+    lr: float = typer.Option(2e-3, help="Adam learning rate."),
+    seed: int = typer.Option(1, help="Random seed."),
+    threads: int = typer.Option(1, help="Torch CPU threads."),
+) -> None:
+    """Train a tokenizer; the best epoch on dev, with decoding settings chosen on dev, goes to OUTPUT/tokenizer."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    with handle_errors():
+        import torch
+
+        from spandep.tokenization.model import NetConfig
+        from spandep.tokenization.training import TrainSettings, train_tokenizer as run
+
+        torch.set_num_threads(threads)
+        net = NetConfig(embedding=embedding, hidden=hidden, layers=layers, dropout=dropout)
+        settings = TrainSettings(net, epochs, patience, batch_size, window, lr, seed=seed)
+        record = run(train, dev, output, settings)
+        scores = record["dev_scores"]
+        typer.echo(
+            f"done: best dev epoch {record['best_epoch']}: tokens {scores['tokens']:.2f} sentences {scores['sentences']:.2f} "
+            f"words {scores['words']:.2f} (quick dev scores); tokenizer in {output / 'tokenizer'}"
+        )

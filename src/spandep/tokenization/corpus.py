@@ -1,0 +1,133 @@
+"""Gold tokenisation from a CoNLL-U file: the raw text of each paragraph with its sentences as token spans.
+
+A treebank's raw text is built the way the benchmarks and the trainer both read it:
+
+- a sentence's text is its ``# text``; a sentence without one is rebuilt from its tokens (multiword tokens by their
+  surface form) joined by one space, none after ``SpaceAfter=No``; in a sentence with a CJK character (Han, kana,
+  fullwidth or CJK punctuation), a space goes only between two alphanumeric non-CJK characters (this rebuilds the
+  UD 2.2 ``# text`` of every zh_gsd dev and test sentence from the UD 1.4 zh_gsd_v1 file, which has none);
+- the sentences of a paragraph are joined by one space; a paragraph starts at ``# newpar`` or ``# newdoc`` (a
+  file with neither is one paragraph);
+- paragraphs are separated by a blank line (``\\n\\n``).
+
+Token spans are found by matching each token's characters (whitespace ignored) in order against the text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spandep.data.conllu import read_conllu
+from spandep.data.sentence import Sentence
+from spandep.errors import InputFormatError
+from spandep.tokenization.text import SentenceSpans, TokenSpan
+
+__all__ = ["GoldParagraph", "GoldToken", "gold_tokens", "raw_text", "read_paragraphs", "sentence_text"]
+
+_RANGE = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)\t([^\t]*)\t(?:[^\t]*\t){7}([^\t]*)$")
+
+
+@dataclass(frozen=True)
+class GoldToken:
+    """A token of a CoNLL-U sentence: its surface ``form``, its ``words`` (``()`` unless a multiword token)."""
+
+    form: str
+    words: tuple[str, ...]
+    space_after: bool
+
+
+@dataclass
+class GoldParagraph:
+    """The raw ``text`` of one paragraph and its ``sentences`` as token spans (offsets into ``text``)."""
+
+    text: str = ""
+    sentences: list[SentenceSpans] = field(default_factory=list)
+
+
+def gold_tokens(sentence: Sentence) -> list[GoldToken]:
+    """The tokens of ``sentence``: multiword tokens once, with their words; empty nodes left out."""
+    ranges: dict[int, tuple[int, str, str]] = {}
+    for _, raw in sentence.extra_lines:
+        m = _RANGE.match(raw)
+        if m:
+            ranges[int(m.group(1))] = (int(m.group(2)), m.group(3), m.group(4))
+    tokens: list[GoldToken] = []
+    i = 1
+    while i <= len(sentence.words):
+        if i in ranges:
+            last, form, misc = ranges[i]
+            words = tuple(w.form for w in sentence.words[i - 1 : last])
+            i = last + 1
+        else:
+            form, misc, words = sentence.words[i - 1].form, sentence.words[i - 1].misc, ()
+            i += 1
+        tokens.append(GoldToken(form, words, "SpaceAfter=No" not in misc.split("|")))
+    return tokens
+
+
+def _cjk(ch: str) -> bool:
+    o = ord(ch)
+    return 0x2E80 <= o <= 0x9FFF or 0xF900 <= o <= 0xFAFF or 0xFF00 <= o <= 0xFFEF or 0x20000 <= o <= 0x3FFFF
+
+
+def sentence_text(sentence: Sentence, tokens: list[GoldToken]) -> str:
+    """The sentence's ``# text``, or its text rebuilt from ``tokens`` (module docstring)."""
+    text = sentence.comment("text")
+    if text is not None:
+        return text
+    cjk = any(_cjk(c) for t in tokens for c in t.form)
+    pieces = [tokens[0].form]
+    for a, b in zip(tokens, tokens[1:]):
+        left, right = a.form[-1], b.form[0]
+        if cjk:
+            spaced = left.isalnum() and right.isalnum() and not (_cjk(left) or _cjk(right))
+        else:
+            spaced = a.space_after
+        pieces.append((" " if spaced else "") + b.form)
+    return "".join(pieces)
+
+
+def _align(text: str, offset: int, tokens: list[GoldToken], sentence: Sentence) -> SentenceSpans:
+    spans: SentenceSpans = []
+    pos = 0
+    for tok in tokens:
+        start = -1
+        for ch in tok.form:
+            if ch.isspace():
+                continue
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+            if pos >= len(text) or text[pos] != ch:
+                reason = f"token {tok.form!r} does not match the sentence's text at character {pos}"
+                raise InputFormatError(sentence.source, sentence.line, reason)
+            start = pos if start < 0 else start
+            pos += 1
+        spans.append(TokenSpan(offset + start, offset + pos, tok.words))
+    return spans
+
+
+def read_paragraphs(path: str | Path) -> list[GoldParagraph]:
+    """The paragraphs of a CoNLL-U file with their gold sentences and tokens (module docstring)."""
+    paragraphs: list[GoldParagraph] = []
+    current = GoldParagraph()
+    for sentence in read_conllu(path, heads=False):
+        starts = any(c.startswith(("# newpar", "# newdoc")) for c in sentence.comments)
+        if starts and current.sentences:
+            paragraphs.append(current)
+            current = GoldParagraph()
+        tokens = gold_tokens(sentence)
+        text = sentence_text(sentence, tokens)
+        if current.sentences:
+            current.text += " "
+        current.sentences.append(_align(text, len(current.text), tokens, sentence))
+        current.text += text
+    if current.sentences:
+        paragraphs.append(current)
+    return paragraphs
+
+
+def raw_text(paragraphs: list[GoldParagraph]) -> str:
+    """The raw text of a file: its paragraphs separated by a blank line, ending with a newline."""
+    return "\n\n".join(p.text for p in paragraphs) + "\n"

@@ -1,0 +1,127 @@
+"""What every tokenizer shares: paragraphs of raw text, token spans, and the :class:`Sentence` built from them.
+
+Conventions (the same for the rule fallback and the trained tokenizers):
+
+- Whitespace is what ``str.isspace`` says (so U+200B ZERO WIDTH SPACE, U+00AD SOFT HYPHEN and U+FEFF are not
+  whitespace: they stay inside tokens). Every other character of the input lands in exactly one token, in order.
+- A paragraph ends at a blank line: a run of whitespace holding two or more line breaks (CRLF counts as one), or
+  a U+2029 PARAGRAPH SEPARATOR. A paragraph never continues a sentence of the one before.
+- A token is a span ``[start, end)`` of the input (``TokenRange=start:end`` in MISC); it may hold one plain space
+  (French "1 000") but never a line break. ``SpaceAfter=No`` marks a token directly followed by a non-whitespace
+  character, so the text can be rebuilt.
+- ``# text`` is the sentence's exact span of the input, from its first token's start to its last token's end, with
+  each line-break character and tab written as one space (a comment line cannot hold them): offsets are unchanged.
+- A multiword token keeps its surface span; its words are written under a ``i-j`` range line.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from spandep.data.sentence import Sentence, Token
+
+__all__ = ["LINE_BREAKS", "TokenSpan", "Tokenizer", "build_sentence", "comment_text", "paragraphs", "token_ranges"]
+
+LINE_BREAKS = "\n\x0b\x0c\r\x1c\x1d\x1e\x85\u2028\u2029"  # the characters str.splitlines breaks at
+_TO_SPACE = str.maketrans({c: " " for c in LINE_BREAKS + "\t"})
+_WS_RUN = re.compile(r"\s+")
+_NON_WS = re.compile(r"\S")
+_TOKEN_RANGE = re.compile(r"(?:^|\|)TokenRange=([0-9]+):([0-9]+)(?:\||$)")
+
+
+@dataclass(frozen=True)
+class TokenSpan:
+    """One token: ``text[start:end]``; ``words`` are the words of a multiword token, ``()`` for a plain token."""
+
+    start: int
+    end: int
+    words: tuple[str, ...] = ()
+
+
+Paragraph = tuple[int, int]  # (start, end) of a paragraph in the input, trimmed of whitespace
+SentenceSpans = list[TokenSpan]
+
+
+def _line_breaks(run: str) -> int:
+    return sum(run.count(c) for c in LINE_BREAKS) - run.count("\r\n")
+
+
+def paragraphs(text: str) -> list[Paragraph]:
+    """The paragraphs of ``text`` (see the module docstring), each trimmed of whitespace; blank ones left out."""
+    cuts = [0]
+    for m in _WS_RUN.finditer(text):
+        run = m.group()
+        if "\u2029" in run or _line_breaks(run) >= 2:
+            cuts.extend((m.start(), m.end()))
+    cuts.append(len(text))
+    spans: list[Paragraph] = []
+    for a, b in zip(cuts[::2], cuts[1::2]):
+        first = _NON_WS.search(text, a, b)
+        if first is None:
+            continue
+        end = b
+        while text[end - 1].isspace():
+            end -= 1
+        spans.append((first.start(), end))
+    return spans
+
+
+def comment_text(span: str) -> str:
+    """``span`` as the value of a ``# text =`` comment: line-break characters and tabs become spaces, one for one."""
+    return span.translate(_TO_SPACE)
+
+
+def _misc(text: str, start: int, end: int) -> str:
+    glued = end < len(text) and not text[end].isspace()
+    return ("SpaceAfter=No|" if glued else "") + f"TokenRange={start}:{end}"
+
+
+def build_sentence(text: str, spans: SentenceSpans, newpar: bool, source: str, line: int) -> Sentence:
+    """The :class:`Sentence` of the token ``spans`` of ``text`` (see the module docstring for what it carries)."""
+    words: list[Token] = []
+    extra: list[tuple[int, str]] = []
+    for span in spans:
+        form = text[span.start : span.end]
+        misc = _misc(text, span.start, span.end)
+        if span.words:
+            first = len(words) + 1
+            last = first + len(span.words) - 1
+            extra.append((len(words), f"{first}-{last}\t{form}\t_\t_\t_\t_\t_\t_\t_\t{misc}"))
+            words.extend(Token(id=first + i, form=w) for i, w in enumerate(span.words))
+        else:
+            words.append(Token(id=len(words) + 1, form=form, misc=misc))
+    comments = ["# newpar"] if newpar else []
+    comments.append("# text = " + comment_text(text[spans[0].start : spans[-1].end]))
+    return Sentence(words=words, comments=comments, extra_lines=extra, source=source, line=line)
+
+
+def token_ranges(sentence: Sentence) -> list[tuple[int, int]]:
+    """The ``TokenRange`` of every token of a tokenized sentence (multiword tokens once), in order."""
+    miscs = [raw.rsplit("\t", 1)[1] for _, raw in sentence.extra_lines] + [w.misc for w in sentence.words]
+    found = (_TOKEN_RANGE.search(m) for m in miscs)
+    return sorted((int(m.group(1)), int(m.group(2))) for m in found if m)
+
+
+class Tokenizer(ABC):
+    """Raw text in, sentences of tokens (and the words of multiword tokens) out; lossless (module docstring)."""
+
+    @abstractmethod
+    def split(self, text: str, paras: list[Paragraph]) -> list[list[SentenceSpans]]:
+        """The sentences of each paragraph of ``text``, as token spans with offsets into ``text``."""
+
+    def tokenize(self, text: str, source: str = "<text>") -> list[Sentence]:
+        """Split ``text`` into paragraphs, sentences and tokens; each sentence's ``line`` is its first line."""
+        return list(self.iter_sentences(text, source))
+
+    def iter_sentences(self, text: str, source: str = "<text>") -> Iterator[Sentence]:
+        paras = paragraphs(text)
+        line, counted = 1, 0
+        for sentences in self.split(text, paras):
+            for k, spans in enumerate(sentences):
+                start = spans[0].start
+                line += text.count("\n", counted, start)
+                counted = start
+                yield build_sentence(text, spans, k == 0, source, line)

@@ -1,0 +1,205 @@
+"""A trained tokenizer: the character network (:mod:`.model`) read over each paragraph, its probabilities decoded
+into tokens, sentences and multiword tokens, and the words of those from the lexicon (:mod:`.mwt`).
+
+Reading: a paragraph is cut into pieces of ``window`` characters, each read with up to ``context`` characters of
+the paragraph on either side; pieces of every paragraph go through the network together, in batches.
+
+Decoding, per paragraph (every rule keeps each non-whitespace character in exactly one token):
+
+- a token ends at a character whose ``token`` probability reaches ``thresholds.token``, and always before
+  whitespace, except that a token may go on over one plain space (French "1 000") where the network says so;
+- never before a combining mark, a format character (ZWJ, ZWSP, soft hyphen) or after a ZWJ;
+- a sentence ends at a token whose last character's ``sentence`` probability reaches ``thresholds.sentence``,
+  and at the paragraph's end;
+- a token is a multiword token where its ``mwt`` probability reaches ``thresholds.mwt`` (``mwt_decision="net"``),
+  or, with ``"lexicon"``, where the lexicon saw its form as one at least half of the time (the network decides
+  for forms the lexicon never saw as one), and the lexicon gives it two words or more.
+
+Saved as a folder: ``config.json`` (sizes, characters, thresholds, training record), ``model.safetensors`` and
+``mwt.json``. :func:`load_tokenizer` also accepts a model folder that holds such a folder as ``tokenizer/``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from spandep.errors import ModelError
+from spandep.tokenization.model import CLASSES, CharTagger, CharVocab, NetConfig
+from spandep.tokenization.mwt import MwtLexicon
+from spandep.tokenization.text import Paragraph, SentenceSpans, Tokenizer, TokenSpan
+
+__all__ = ["FORMAT", "Thresholds", "TrainedTokenizer", "load_tokenizer"]
+
+FORMAT = "spandep-tokenizer"
+FORMAT_VERSION = 1
+_ATTACHING = np.array([name in ("Mn", "Mc", "Me", "Cf") for name in CLASSES])
+_ZWJ = re.compile("\u200d")
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Probabilities from which a token, a sentence, a multiword token ends (module docstring)."""
+
+    token: float = 0.5
+    sentence: float = 0.5
+    mwt: float = 0.5
+
+
+class TrainedTokenizer(Tokenizer):
+    """Tokens, sentences and multiword tokens from a trained network (module docstring)."""
+
+    def __init__(
+        self,
+        vocab: CharVocab,
+        net: CharTagger,
+        lexicon: MwtLexicon,
+        thresholds: Thresholds = Thresholds(),
+        mwt_decision: str = "net",
+        window: int = 250,
+        context: int = 50,
+        batch_size: int = 64,
+    ) -> None:
+        if mwt_decision not in ("net", "lexicon"):
+            raise ValueError(f"mwt_decision must be 'net' or 'lexicon', not {mwt_decision!r}")
+        self.vocab = vocab
+        self.net = net.eval()
+        self.lexicon = lexicon
+        self.thresholds = thresholds
+        self.mwt_decision = mwt_decision
+        self.window = window
+        self.context = context
+        self.batch_size = batch_size
+
+    # ------------------------------------------------------------------------------------------ reading
+
+    def probabilities(self, text: str, paras: list[Paragraph]) -> tuple[list[np.ndarray], np.ndarray]:
+        """Per paragraph, ``(n_chars, 3)`` float32 probabilities of :data:`~.model.HEADS`; and the encoded text."""
+        ids = self.vocab.encode(text)  # (len(text), 2)
+        pieces: list[tuple[int, int, int, int]] = []  # paragraph index, read from, core from, core to
+        for k, (a, b) in enumerate(paras):
+            for s in range(a, b, self.window):
+                pieces.append((k, max(a, s - self.context), s, min(b, s + self.window)))
+        out = [np.zeros((b - a, 3), dtype=np.float32) for a, b in paras]  # (n_chars, 3) each
+        order = sorted(range(len(pieces)), key=lambda i: -(min(paras[pieces[i][0]][1], pieces[i][3] + self.context) - pieces[i][1]))
+        with torch.inference_mode():
+            for first in range(0, len(order), self.batch_size):
+                batch = [pieces[i] for i in order[first : first + self.batch_size]]
+                ends = [min(paras[k][1], core_to + self.context) for k, _, _, core_to in batch]
+                lengths = [e - r for e, (_, r, _, _) in zip(ends, batch)]
+                padded = np.zeros((len(batch), max(lengths), 2), dtype=np.int64)  # (batch, n_chars, 2)
+                for row, ((_, read_from, _, _), end) in enumerate(zip(batch, ends)):
+                    padded[row, : end - read_from] = ids[read_from:end]
+                logits = self.net(torch.from_numpy(padded), torch.tensor(lengths))  # (batch, n_chars, 3)
+                probs = torch.sigmoid(logits).numpy()  # (batch, n_chars, 3)
+                for row, (k, read_from, core_from, core_to) in enumerate(batch):
+                    a = paras[k][0]
+                    out[k][core_from - a : core_to - a] = probs[row, core_from - read_from : core_to - read_from]
+        return out, ids
+
+    # ------------------------------------------------------------------------------------------ decoding
+
+    def decode(self, text: str, para: Paragraph, probs: np.ndarray, classes: np.ndarray) -> list[SentenceSpans]:
+        """The sentences of paragraph ``para`` of ``text`` from its ``probs`` (n_chars, 3) and character ``classes``."""
+        a, b = para
+        n = b - a
+        space = classes == CLASSES.index("space")  # (n_chars,)
+        ends = (probs[:, 0] >= self.thresholds.token) & ~space  # (n_chars,)
+        before_space = np.zeros(n, dtype=bool)  # (n_chars,)
+        before_space[:-1] = space[1:] & ~space[:-1]
+        before_space[-1] = True
+        ends |= before_space
+        joins = np.flatnonzero(before_space[:-2] & (probs[:-2, 0] < self.thresholds.token) & ~space[2:])
+        for i in joins:
+            if text[a + i + 1] == " ":
+                ends[i] = False
+        attach = np.zeros(n, dtype=bool)  # (n_chars,): the next character attaches to this one
+        attach[:-1] = _ATTACHING[classes[1:]]
+        attach[[m.start() - a for m in _ZWJ.finditer(text, a, b)]] = True
+        ends &= ~(attach & ~before_space)
+        ends[-1] = True
+        last = np.flatnonzero(ends)  # (n_tokens,)
+        nonspace = np.flatnonzero(~space)  # (n_nonspace,)
+        starts = np.empty_like(last)  # (n_tokens,)
+        starts[0] = nonspace[0]
+        starts[1:] = nonspace[np.searchsorted(nonspace, last[:-1] + 1)]
+        sentence_end = probs[last, 1] >= self.thresholds.sentence  # (n_tokens,)
+        sentence_end[-1] = True
+        mwt = probs[last, 2] >= self.thresholds.mwt  # (n_tokens,)
+        sentences: list[SentenceSpans] = []
+        current: SentenceSpans = []
+        for s, e, is_end, is_mwt in zip(starts.tolist(), last.tolist(), sentence_end.tolist(), mwt.tolist()):
+            current.append(self._token(text, a + s, a + e + 1, is_mwt))
+            if is_end:
+                sentences.append(current)
+                current = []
+        return sentences
+
+    def _token(self, text: str, start: int, end: int, net_says_mwt: bool) -> TokenSpan:
+        surface = text[start:end]
+        if self.mwt_decision == "lexicon":
+            rate = self.lexicon.known_rate(surface)
+            is_mwt = net_says_mwt if rate is None else rate >= 0.5
+        else:
+            is_mwt = net_says_mwt
+        words = self.lexicon.expand(surface) if is_mwt else ()
+        return TokenSpan(start, end, words if len(words) > 1 else ())
+
+    def split(self, text: str, paras: list[Paragraph]) -> list[list[SentenceSpans]]:
+        if not paras:
+            return []
+        probs, ids = self.probabilities(text, paras)
+        return [self.decode(text, p, pr, ids[p[0] : p[1], 1]) for p, pr in zip(paras, probs)]
+
+    # ------------------------------------------------------------------------------------------ saving
+
+    def with_settings(self, thresholds: Thresholds, mwt_decision: str) -> "TrainedTokenizer":
+        """The same network and lexicon with other decoding settings."""
+        out = TrainedTokenizer(self.vocab, self.net, self.lexicon, thresholds, mwt_decision, self.window, self.context)
+        out.batch_size = self.batch_size
+        return out
+
+    def save(self, folder: Path, record: dict[str, Any]) -> None:
+        """Write the tokenizer into ``folder`` (created); ``record`` goes into config.json as ``training``."""
+        folder.mkdir(parents=True, exist_ok=True)
+        config = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "net": self.net.settings(),
+            "chars": "".join(self.vocab.chars),
+            "thresholds": asdict(self.thresholds),
+            "mwt_decision": self.mwt_decision,
+            "window": self.window,
+            "context": self.context,
+            "training": record,
+        }
+        tensors = {k: v.detach().contiguous() for k, v in self.net.state_dict().items()}
+        save_file(tensors, str(folder / "model.safetensors"))
+        (folder / "mwt.json").write_text(json.dumps(self.lexicon.to_json(), ensure_ascii=False), encoding="utf-8")
+        (folder / "config.json").write_text(json.dumps(config, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def load_tokenizer(path: str | Path) -> TrainedTokenizer:
+    """The tokenizer saved in ``path``, or in ``path/tokenizer`` (a parser's model folder)."""
+    folder = Path(path)
+    if not (folder / "config.json").is_file() and (folder / "tokenizer" / "config.json").is_file():
+        folder = folder / "tokenizer"
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        if config.get("format") != FORMAT or config.get("format_version") != FORMAT_VERSION:
+            raise ModelError(f"{folder} is not a spandep tokenizer (format {FORMAT} version {FORMAT_VERSION})")
+        vocab = CharVocab(list(config["chars"]))
+        net = CharTagger(len(vocab), NetConfig(**config["net"]))
+        net.load_state_dict(load_file(str(folder / "model.safetensors")))
+        lexicon = MwtLexicon.from_json(json.loads((folder / "mwt.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, RuntimeError) as exc:
+        raise ModelError(f"cannot load the tokenizer in {folder}: {exc}") from None
+    thresholds = replace(Thresholds(), **config["thresholds"])
+    return TrainedTokenizer(vocab, net, lexicon, thresholds, config["mwt_decision"], config["window"], config["context"])

@@ -1,0 +1,207 @@
+"""Training a tokenizer on a treebank's CoNLL-U (``spandep train-tokenizer``): resumable, early-stopped on dev.
+
+Targets, per character of each training paragraph's raw text (:mod:`.corpus`): ``token`` (1 where a gold token
+ends; read on every non-whitespace character), ``sentence`` and ``mwt`` (1 where a sentence / a multiword token
+ends; read where a gold token ends). Each epoch cuts every paragraph into pieces of ``window`` characters from a
+random offset (drawn from the seed and the epoch, so a resumed run sees the same pieces) and shuffles them.
+
+After each epoch the dev file's raw text is tokenized with the default thresholds (0.5) and scored
+(:mod:`.selection`); the best epoch's weights are kept. Training stops after ``patience`` epochs without a better
+dev score, or at ``epochs``. Then the decoding settings (sentence threshold, multiword-token decision) are chosen on
+dev by the same score, and the tokenizer is written to ``OUT/tokenizer``.
+
+Everything is written atomically; ``OUT/checkpoint`` holds the newest epoch (weights, optimiser, history), so
+running the same command again resumes where an interrupted run stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from spandep.tokenization.corpus import GoldParagraph, raw_text, read_paragraphs
+from spandep.tokenization.model import HEADS, CharTagger, CharVocab, NetConfig
+from spandep.tokenization.mwt import MwtLexicon
+from spandep.tokenization.selection import DevScores, gold_sentences, span_scores
+from spandep.tokenization.text import paragraphs
+from spandep.tokenization.trained import Thresholds, TrainedTokenizer
+from spandep.training.checkpoint import load_checkpoint, run_lock, save_checkpoint
+
+__all__ = ["TrainSettings", "train_tokenizer"]
+
+log = logging.getLogger(__name__)
+SENTENCE_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Everything a run depends on (stored in the checkpoint and in the tokenizer's config)."""
+
+    net: NetConfig = field(default_factory=NetConfig)
+    epochs: int = 60
+    patience: int = 8
+    batch_size: int = 32
+    window: int = 256
+    lr: float = 2e-3
+    min_char_count: int = 2
+    seed: int = 1
+
+
+def _targets(p: GoldParagraph) -> tuple[np.ndarray, np.ndarray]:
+    """``(n_chars, 3)`` targets and masks of :data:`~.model.HEADS` for one paragraph."""
+    n = len(p.text)
+    target = np.zeros((n, len(HEADS)), dtype=np.float32)  # (n_chars, 3)
+    mask = np.zeros((n, len(HEADS)), dtype=np.float32)  # (n_chars, 3)
+    mask[:, 0] = [not c.isspace() for c in p.text]
+    for sentence in p.sentences:
+        for t in sentence:
+            target[t.end - 1, 0] = 1.0
+            mask[t.end - 1, 1:] = 1.0
+            target[t.end - 1, 2] = float(bool(t.words))
+        target[sentence[-1].end - 1, 1] = 1.0
+    return target, mask
+
+
+class _Data:
+    """Encoded training paragraphs and the pieces of an epoch."""
+
+    def __init__(self, paras: list[GoldParagraph], vocab: CharVocab, window: int) -> None:
+        self.window = window
+        self.ids = [vocab.encode(p.text) for p in paras]
+        self.targets = [_targets(p) for p in paras]
+
+    def batches(self, epoch: int, seed: int, batch_size: int) -> list[list[tuple[int, int, int]]]:
+        rng = np.random.default_rng([seed, epoch])
+        pieces: list[tuple[int, int, int]] = []
+        for k, ids in enumerate(self.ids):
+            cuts = [0, *range(int(rng.integers(1, self.window + 1)), len(ids), self.window), len(ids)]
+            pieces.extend((k, a, b) for a, b in zip(cuts, cuts[1:]) if b > a)
+        order = rng.permutation(len(pieces))
+        return [[pieces[i] for i in order[s : s + batch_size]] for s in range(0, len(order), batch_size)]
+
+    def tensors(self, batch: list[tuple[int, int, int]]) -> tuple[torch.Tensor, ...]:
+        width = max(b - a for _, a, b in batch)
+        ids = np.zeros((len(batch), width, 2), dtype=np.int64)  # (batch, n_chars, 2)
+        target = np.zeros((len(batch), width, len(HEADS)), dtype=np.float32)  # (batch, n_chars, 3)
+        mask = np.zeros((len(batch), width, len(HEADS)), dtype=np.float32)  # (batch, n_chars, 3)
+        for row, (k, a, b) in enumerate(batch):
+            ids[row, : b - a] = self.ids[k][a:b]
+            target[row, : b - a] = self.targets[k][0][a:b]
+            mask[row, : b - a] = self.targets[k][1][a:b]
+        lengths = torch.tensor([b - a for _, a, b in batch])  # (batch,)
+        return torch.from_numpy(ids), lengths, torch.from_numpy(target), torch.from_numpy(mask)
+
+
+def _loss(net: CharTagger, data: _Data, batch: list[tuple[int, int, int]]) -> torch.Tensor:
+    ids, lengths, target, mask = data.tensors(batch)
+    logits = net(ids, lengths)  # (batch, n_chars, 3)
+    losses = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")  # (batch, n_chars, 3)
+    per_head = (losses * mask).sum(dim=(0, 1)) / mask.sum(dim=(0, 1)).clamp(min=1.0)  # (3,)
+    return per_head.sum()
+
+
+def _atomic_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _evaluate(tokenizer: TrainedTokenizer, dev: list[GoldParagraph]) -> DevScores:
+    text = raw_text(dev)
+    system = [s for para in tokenizer.split(text, paragraphs(text)) for s in para]
+    return span_scores(text, gold_sentences(dev), system)
+
+
+def _choose_settings(tokenizer: TrainedTokenizer, dev: list[GoldParagraph]) -> tuple[TrainedTokenizer, list[dict[str, Any]]]:
+    """The decoding settings with the best dev score, and every setting's scores."""
+    text = raw_text(dev)
+    paras = paragraphs(text)
+    probs, ids = tokenizer.probabilities(text, paras)
+    gold = gold_sentences(dev)
+    best, tried = tokenizer, []
+    best_total = -1.0
+    for decision in ("net", "lexicon"):
+        for sentence in SENTENCE_GRID:
+            candidate = tokenizer.with_settings(Thresholds(sentence=sentence), decision)
+            system = [s for p, pr in zip(paras, probs) for s in candidate.decode(text, p, pr, ids[p[0] : p[1], 1])]
+            scores = span_scores(text, gold, system)
+            tried.append({"mwt_decision": decision, "sentence_threshold": sentence, **asdict(scores)})
+            if scores.total > best_total + 1e-9:
+                best, best_total = candidate, scores.total
+    return best, tried
+
+
+def _net(vocab: CharVocab, settings: TrainSettings) -> CharTagger:
+    torch.manual_seed(settings.seed)
+    return CharTagger(len(vocab), settings.net)
+
+
+def train_tokenizer(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str, Any]:
+    """Train (or resume) a tokenizer into ``out`` (module docstring); returns the final record."""
+    out.mkdir(parents=True, exist_ok=True)
+    with run_lock(out):
+        return _run(train, dev, out, settings)
+
+
+def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str, Any]:
+    train_paras, dev_paras = read_paragraphs(train), read_paragraphs(dev)
+    vocab = CharVocab.build((p.text for p in train_paras), settings.min_char_count)
+    lexicon = MwtLexicon.learn((p.text[t.start : t.end], t.words) for p in train_paras for s in p.sentences for t in s)
+    data = _Data(train_paras, vocab, settings.window)
+    net = _net(vocab, settings)
+    optimizer = torch.optim.Adam(net.parameters(), lr=settings.lr)
+    meta = load_checkpoint(out / "checkpoint", net, optimizer) or {
+        "step": 0, "best_epoch": 0, "best_total": -1.0, "history": [], "settings": asdict(settings)
+    }
+    if meta["settings"] != json.loads(json.dumps(asdict(settings))):
+        log.warning("resuming with the settings of the checkpoint: %s", meta["settings"])
+    epoch = int(meta["step"])
+    while epoch < settings.epochs and epoch - int(meta["best_epoch"]) < settings.patience:
+        epoch += 1
+        started = time.perf_counter()
+        net.train()
+        total = 0.0
+        batches = data.batches(epoch, settings.seed, settings.batch_size)
+        for batch in batches:
+            optimizer.zero_grad()
+            loss = _loss(net, data, batch)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
+            optimizer.step()
+            total += float(loss.detach())
+        scores = _evaluate(TrainedTokenizer(vocab, net, lexicon), dev_paras)
+        seconds = time.perf_counter() - started
+        meta["history"].append({"epoch": epoch, "loss": total / len(batches), **asdict(scores), "seconds": round(seconds, 1)})
+        log.info("epoch %d loss %.4f dev tokens %.2f sentences %.2f words %.2f (%.0f s)", epoch, total / len(batches),
+                 scores.tokens, scores.sentences, scores.words, seconds)
+        if scores.total > meta["best_total"]:
+            meta["best_epoch"], meta["best_total"] = epoch, scores.total
+            tmp = out / ".best.safetensors.tmp"
+            save_file({k: v.detach().clone() for k, v in net.state_dict().items()}, str(tmp))
+            os.replace(tmp, out / "best.safetensors")
+        meta["step"] = epoch
+        save_checkpoint(out / "checkpoint", net, optimizer, meta)
+    net.load_state_dict(load_file(str(out / "best.safetensors")))
+    tokenizer, tried = _choose_settings(TrainedTokenizer(vocab, net, lexicon), dev_paras)
+    record = {
+        "train_file": str(train), "dev_file": str(dev), "settings": asdict(settings), "best_epoch": meta["best_epoch"],
+        "epochs_run": epoch, "history": meta["history"], "decoding_on_dev": tried,
+        "dev_scores": asdict(_evaluate(tokenizer, dev_paras)),
+    }
+    tmp_dir = out / ".tokenizer.tmp"
+    shutil.rmtree(tmp_dir, ignore_errors=True)
+    tokenizer.save(tmp_dir, record)
+    shutil.rmtree(out / "tokenizer", ignore_errors=True)
+    os.replace(tmp_dir, out / "tokenizer")
+    _atomic_json(out / "record.json", record)
+    return record
