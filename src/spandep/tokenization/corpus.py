@@ -22,10 +22,11 @@ from pathlib import Path
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.errors import InputFormatError
-from spandep.tokenization.text import SentenceSpans, TokenSpan
+from spandep.tokenization.text import SentenceSpans, TokenSpan, comment_text, token_ranges
 
-__all__ = ["GoldParagraph", "GoldToken", "gold_tokens", "raw_text", "read_paragraphs", "sentence_text"]
+__all__ = ["GoldParagraph", "GoldToken", "gold_tokens", "lossless_problems", "raw_text", "read_paragraphs", "sentence_text"]
 
+_SPACE = re.compile(r"\s+")
 _RANGE = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)\t([^\t]*)\t(?:[^\t]*\t){7}([^\t]*)$")
 
 
@@ -131,3 +132,20 @@ def read_paragraphs(path: str | Path) -> list[GoldParagraph]:
 def raw_text(paragraphs: list[GoldParagraph]) -> str:
     """The raw text of a file: its paragraphs separated by a blank line, ending with a newline."""
     return "\n\n".join(p.text for p in paragraphs) + "\n"
+
+
+def lossless_problems(text: str, sentences: list[Sentence]) -> list[str]:
+    """What a tokenizer's ``sentences`` lose or change of ``text`` (empty when nothing): the tokens must spell the
+    input's non-whitespace characters in order, each token must be the input at its ``TokenRange``, and each
+    ``# text`` the sentence's span of the input (line breaks and tabs as spaces)."""
+    found: list[str] = []
+    tokens = [[t.form for t in gold_tokens(s)] for s in sentences]
+    if _SPACE.sub("", "".join(f for forms in tokens for f in forms)) != _SPACE.sub("", text):
+        found.append("the tokens do not spell the input's non-whitespace characters")
+    for s, forms in zip(sentences, tokens):
+        ranges = token_ranges(s)
+        if [text[a:b] for a, b in ranges] != forms:
+            found.append(f"line {s.line}: a token's form is not the input at its TokenRange")
+        if s.comment("text") != comment_text(text[ranges[0][0] : ranges[-1][1]]).strip():
+            found.append(f"line {s.line}: # text is not the sentence's span of the input")
+    return found

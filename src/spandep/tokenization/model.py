@@ -74,6 +74,8 @@ class CharVocab:
 
 def _reverse_within(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Each row of ``x`` (batch, n_chars, dim) with its first ``lengths[row]`` positions in reverse order."""
+    if bool((lengths == x.shape[1]).all()):
+        return x.flip(1)  # (batch, n_chars, dim)
     steps = torch.arange(x.shape[1])  # (n_chars,)
     flipped = lengths[:, None] - 1 - steps[None, :]  # (batch, n_chars)
     index = torch.where(flipped >= 0, flipped, steps[None, :])  # (batch, n_chars)

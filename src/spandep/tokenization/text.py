@@ -27,7 +27,8 @@ __all__ = ["LINE_BREAKS", "TokenSpan", "Tokenizer", "build_sentence", "comment_t
 
 LINE_BREAKS = "\n\x0b\x0c\r\x1c\x1d\x1e\x85\u2028\u2029"  # the characters str.splitlines breaks at
 _TO_SPACE = str.maketrans({c: " " for c in LINE_BREAKS + "\t"})
-_WS_RUN = re.compile(r"\s+")
+_BREAK = "(?:\r\n|\r(?!\n)|[\n\x0b\x0c\x1c\x1d\x1e\x85\u2028])"  # one line break (CRLF is one)
+_PARAGRAPH_BREAK = re.compile(f"(?:[^\\S{LINE_BREAKS}]*{_BREAK}){{2,}}\\s*|\\s*\u2029\\s*")
 _NON_WS = re.compile(r"\S")
 _TOKEN_RANGE = re.compile(r"(?:^|\|)TokenRange=([0-9]+):([0-9]+)(?:\||$)")
 
@@ -45,17 +46,11 @@ Paragraph = tuple[int, int]  # (start, end) of a paragraph in the input, trimmed
 SentenceSpans = list[TokenSpan]
 
 
-def _line_breaks(run: str) -> int:
-    return sum(run.count(c) for c in LINE_BREAKS) - run.count("\r\n")
-
-
 def paragraphs(text: str) -> list[Paragraph]:
     """The paragraphs of ``text`` (see the module docstring), each trimmed of whitespace; blank ones left out."""
     cuts = [0]
-    for m in _WS_RUN.finditer(text):
-        run = m.group()
-        if "\u2029" in run or _line_breaks(run) >= 2:
-            cuts.extend((m.start(), m.end()))
+    for m in _PARAGRAPH_BREAK.finditer(text):
+        cuts.extend((m.start(), m.end()))
     cuts.append(len(text))
     spans: list[Paragraph] = []
     for a, b in zip(cuts[::2], cuts[1::2]):

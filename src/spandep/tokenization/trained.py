@@ -21,6 +21,7 @@ Saved as a folder: ``config.json`` (sizes, characters, thresholds, training reco
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from dataclasses import asdict, dataclass, replace
@@ -162,8 +163,8 @@ class TrainedTokenizer(Tokenizer):
 
     def with_settings(self, thresholds: Thresholds, mwt_decision: str) -> "TrainedTokenizer":
         """The same network and lexicon with other decoding settings."""
-        out = TrainedTokenizer(self.vocab, self.net, self.lexicon, thresholds, mwt_decision, self.window, self.context)
-        out.batch_size = self.batch_size
+        out = copy.copy(self)
+        out.thresholds, out.mwt_decision = thresholds, mwt_decision
         return out
 
     def save(self, folder: Path, record: dict[str, Any]) -> None:

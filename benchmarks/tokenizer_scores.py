@@ -1,0 +1,122 @@
+"""Tokenizer-only scores from raw text: Tokens, Sentences and Words F1 by the official CoNLL 2018 scorer.
+
+Raw text of a split (``spandep.tokenization.corpus``, the same text the trainer learns from):
+
+- each sentence's ``# text`` (a sentence without one, as in zh_gsd_v1, is rebuilt from its tokens: one space
+  between tokens, none after ``SpaceAfter=No``; in CJK text a space only between two alphanumeric non-CJK
+  characters, which gives back the UD 2.2 ``# text`` of every zh_gsd dev/test sentence);
+- sentences joined by one space within a paragraph; a paragraph starts at ``# newpar`` or ``# newdoc`` (a file
+  with neither, like fr_sequoia or it_partut, is one paragraph);
+- paragraphs separated by a blank line.
+
+The text is tokenized (trained tokenizer given with ``--tokenizer``, else the rule fallback), every word gets a
+dummy tree (word 1 the root, the others attached to it), and the CoNLL 2018 scorer as shipped in the ``udtools``
+package (``udtools.udeval``) scores it against the gold file. Speed: the tokenizer's wall-clock time on the whole
+text with one torch thread, after one warm-up run, as gold sentences and characters per second.
+
+    python benchmarks/tokenizer_scores.py en_ewt --tokenizer runs/tokenizers/en_ewt/tokenizer --splits dev test
+
+writes ``benchmarks/results/tokenizer/<treebank>.json`` (``<treebank>__rules.json`` for the rule fallback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from udtools import udeval
+
+from benchmarks.record import checkout, machine
+from benchmarks.suite import DATA, DATASETS, REPO
+from spandep.data.conllu import format_sentence
+from spandep.data.sentence import Sentence
+from spandep.tokenization import RuleTokenizer, Tokenizer
+from spandep.tokenization.corpus import raw_text, read_paragraphs
+from spandep.tokenization.trained import load_tokenizer
+
+RESULTS = REPO / "benchmarks" / "results" / "tokenizer"
+METRICS = ("Tokens", "Sentences", "Words")
+
+
+def split_file(data: Path, treebank: str, split: str) -> Path:
+    """The CoNLL-U file of ``split`` of ``treebank`` under the data folder ``data``."""
+    return data / getattr(DATASETS[treebank], split).relative_to(DATA)
+
+
+def system_conllu(sentences: list[Sentence]) -> str:
+    """The sentences as CoNLL-U with a dummy tree, as the scorer needs integer heads."""
+    for s in sentences:
+        for w in s.words:
+            w.head, w.deprel = (0, "root") if w.id == 1 else (1, "dep")
+    return "".join(map(format_sentence, sentences))
+
+
+def official(gold: Path, system: str) -> dict[str, dict[str, float]]:
+    """Precision, recall and F1 (percent) of :data:`METRICS` by the CoNLL 2018 scorer of ``udtools``."""
+    gold_ud = udeval.load_conllu_file(str(gold))
+    system_ud = udeval.load_conllu(io.StringIO(system), "<system>", {})
+    scores = udeval.evaluate(gold_ud, system_ud)
+    return {m: {k: round(100 * getattr(scores[m], k), 2) for k in ("precision", "recall", "f1")} for m in METRICS}
+
+
+def score_split(tokenizer: Tokenizer, gold: Path) -> dict[str, Any]:
+    paragraphs = read_paragraphs(gold)
+    text = raw_text(paragraphs)
+    tokenizer.tokenize(text)  # warm-up
+    started = time.perf_counter()
+    sentences = tokenizer.tokenize(text)
+    seconds = time.perf_counter() - started
+    n_gold = sum(len(p.sentences) for p in paragraphs)
+    return {
+        "file": str(gold), **official(gold, system_conllu(sentences)), "gold_sentences": n_gold,
+        "system_sentences": len(sentences), "characters": len(text), "seconds": round(seconds, 3),
+        "sentences_per_s": round(n_gold / seconds, 1), "chars_per_s": round(len(text) / seconds),
+    }
+
+
+def tokenizer_info(folder: Path | None) -> dict[str, Any]:
+    if folder is None:
+        return {"tokenizer": "rules"}
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+    return {
+        "tokenizer": str(folder), "bytes": size, "net": config["net"], "thresholds": config["thresholds"],
+        "mwt_decision": config["mwt_decision"], "best_epoch": config["training"]["best_epoch"],
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("treebank", choices=sorted(DATASETS))
+    parser.add_argument("--tokenizer", type=Path, help="A trained tokenizer folder; the rule fallback without it.")
+    parser.add_argument("--splits", nargs="+", default=["dev", "test"], choices=["train", "dev", "test"])
+    parser.add_argument("--data", type=Path, default=Path(os.environ.get("SPANDEP_DATA", DATA)), help="Treebank folder (default ../shared/data, or $SPANDEP_DATA).")
+    parser.add_argument("--out", type=Path, help="Result file (default benchmarks/results/tokenizer/<treebank>[__rules].json).")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else RuleTokenizer()
+    result: dict[str, Any] = {
+        "treebank": args.treebank, **tokenizer_info(args.tokenizer), "scorer": "udtools.udeval (CoNLL 2018)",
+        "command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])]),
+        **checkout(), "machine": machine(), "date": time.strftime("%Y-%m-%d"), "torch_threads": 1,
+    }
+    for split in args.splits:
+        result[split] = score_split(tokenizer, split_file(args.data, args.treebank, split))
+        print(split, " ".join(f"{m} {result[split][m]['f1']:.2f}" for m in METRICS), f"{result[split]['sentences_per_s']} sent/s")
+    out = args.out or RESULTS / f"{args.treebank}{'' if args.tokenizer else '__rules'}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(out)
+    print("wrote", out)
+
+
+if __name__ == "__main__":
+    main()
