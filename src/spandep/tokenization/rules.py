@@ -24,11 +24,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from spandep.tokenization.text import Paragraph, SentenceSpans, TokenSpan, Tokenizer
+from spandep.tokenization.text import EMOJI_MODIFIERS, Paragraph, SentenceSpans, TokenSpan, Tokenizer
 
 __all__ = ["RuleTokenizer", "rule_tokens"]
 
 _CHUNK = re.compile(r"\S+")
+_MODIFIER = re.compile(f"[{EMOJI_MODIFIERS}]")
 _LINK = re.compile(
     r"(?:[A-Za-z][A-Za-z0-9+.-]{0,15}://|www\.)[^\s<>\"'`(){}\[\]]+"  # URL
     r"|[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63})+"  # e-mail (bounded parts: linear time on long runs)
@@ -48,7 +49,7 @@ ABBREVIATIONS = frozenset(
 
 
 def _attaches(ch: str, previous: str) -> bool:
-    return unicodedata.category(ch) in _ATTACHING or previous == "\u200d" or "\U0001f3fb" <= ch <= "\U0001f3ff"
+    return unicodedata.category(ch) in _ATTACHING or previous == "\u200d" or _MODIFIER.match(ch) is not None
 
 
 def _units(text: str, start: int, end: int) -> list[tuple[int, int]]:

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 
 from spandep.data.sentence import Sentence, Token
 
-__all__ = ["LINE_BREAKS", "TokenSpan", "Tokenizer", "build_sentence", "comment_text", "paragraphs", "token_ranges"]
+__all__ = ["EMOJI_MODIFIERS", "LINE_BREAKS", "TokenSpan", "Tokenizer", "build_sentence", "comment_text", "paragraphs", "token_ranges"]
 
+EMOJI_MODIFIERS = "\U0001f3fb-\U0001f3ff"  # skin tones: they stay with the emoji before them (a regex range)
 LINE_BREAKS = "\n\x0b\x0c\r\x1c\x1d\x1e\x85\u2028\u2029"  # the characters str.splitlines breaks at
 _TO_SPACE = str.maketrans({c: " " for c in LINE_BREAKS + "\t"})
 _BREAK = "(?:\r\n|\r(?!\n)|[\n\x0b\x0c\x1c\x1d\x1e\x85\u2028])"  # one line break (CRLF is one)

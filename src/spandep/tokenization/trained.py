@@ -8,7 +8,8 @@ Decoding, per paragraph (every rule keeps each non-whitespace character in exact
 
 - a token ends at a character whose ``token`` probability reaches ``thresholds.token``, and always before
   whitespace, except that a token may go on over one plain space (French "1 000") where the network says so;
-- never before a combining mark, a format character (ZWJ, ZWSP, soft hyphen) or after a ZWJ;
+- never before a combining mark, a format character (ZWJ, ZWSP, soft hyphen) or an emoji skin tone, nor after a
+  ZWJ;
 - a sentence ends at a token whose last character's ``sentence`` probability reaches ``thresholds.sentence``,
   and at the paragraph's end;
 - a token is a multiword token where its ``mwt`` probability reaches ``thresholds.mwt`` (``mwt_decision="net"``),
@@ -35,7 +36,7 @@ from safetensors.torch import load_file, save_file
 from spandep.errors import ModelError
 from spandep.tokenization.model import CLASSES, CharTagger, CharVocab, NetConfig
 from spandep.tokenization.mwt import MwtLexicon
-from spandep.tokenization.text import Paragraph, SentenceSpans, Tokenizer, TokenSpan
+from spandep.tokenization.text import EMOJI_MODIFIERS, Paragraph, SentenceSpans, Tokenizer, TokenSpan
 
 __all__ = ["FORMAT", "Thresholds", "TrainedTokenizer", "load_tokenizer"]
 
@@ -43,6 +44,7 @@ FORMAT = "spandep-tokenizer"
 FORMAT_VERSION = 1
 _ATTACHING = np.array([name in ("Mn", "Mc", "Me", "Cf") for name in CLASSES])
 _ZWJ = re.compile("\u200d")
+_MODIFIER = re.compile(f"[{EMOJI_MODIFIERS}]")
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,7 @@ class TrainedTokenizer(Tokenizer):
         attach = np.zeros(n, dtype=bool)  # (n_chars,): the next character attaches to this one
         attach[:-1] = _ATTACHING[classes[1:]]
         attach[[m.start() - a for m in _ZWJ.finditer(text, a, b)]] = True
+        attach[[m.start() - a - 1 for m in _MODIFIER.finditer(text, a + 1, b)]] = True
         ends &= ~(attach & ~before_space)
         ends[-1] = True
         last = np.flatnonzero(ends)  # (n_tokens,)

@@ -48,8 +48,8 @@ class TrainSettings:
     """Everything a run depends on (stored in the checkpoint and in the tokenizer's config)."""
 
     net: NetConfig = field(default_factory=NetConfig)
-    epochs: int = 60
-    patience: int = 8
+    epochs: int = 100
+    patience: int = 20
     batch_size: int = 32
     window: int = 256
     lr: float = 2e-3

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Train the tokenizer of each treebank with a train split into runs/tokenizers/<treebank>/ (one at a time, one torch
+# thread), then score it on dev and test (benchmarks/results/tokenizer/<treebank>.json). Rerunning resumes an
+# interrupted training; a finished one is only scored again. Usage: benchmarks/train_tokenizers.sh [treebank ...]
+# Data: ../shared/data, or $SPANDEP_DATA.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA=${SPANDEP_DATA:-../shared/data}
+PY=${PYTHON:-.venv/bin/python}
+export OMP_NUM_THREADS=1 PYTHONPATH=$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}
+declare -A STEM=([en_ewt]=en_ewt-ud [zh_gsd_v1]=zh_gsd_v1-ud [fr_sequoia]=fr_sequoia-ud [it_partut]=it_partut-ud
+                 [ru_taiga]=ru_taiga-ud [no_nynorsklia]=no_nynorsklia-ud [cs_cltt]=cs_cltt-ud)
+treebanks=("$@")
+[ ${#treebanks[@]} -gt 0 ] || treebanks=(en_ewt fr_sequoia it_partut ru_taiga zh_gsd_v1 no_nynorsklia cs_cltt)
+for name in "${treebanks[@]}"; do
+  run=runs/tokenizers/$name
+  mkdir -p "$run"
+  "$PY" -m spandep train-tokenizer "$DATA/$name/${STEM[$name]}-train.conllu" --dev "$DATA/$name/${STEM[$name]}-dev.conllu" \
+    -o "$run" >> "$run/train.log" 2>&1
+  "$PY" benchmarks/tokenizer_scores.py "$name" --tokenizer "$run/tokenizer" --data "$DATA"
+done
