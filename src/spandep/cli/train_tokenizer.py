@@ -24,6 +24,7 @@ def train_tokenizer(
     window: int = typer.Option(256, help="Training pieces: characters."),
     batch_size: int = typer.Option(32, help="Pieces per batch."),
     lr: float = typer.Option(2e-3, help="Adam learning rate."),
+    lr_decay_patience: int = typer.Option(0, help="Halve the learning rate after this many epochs without a better dev score (0: never)."),
     seed: int = typer.Option(1, help="Random seed."),
     threads: int = typer.Option(1, help="Torch CPU threads."),
 ) -> None:
@@ -37,7 +38,7 @@ def train_tokenizer(
 
         torch.set_num_threads(threads)
         net = NetConfig(embedding=embedding, hidden=hidden, layers=layers, dropout=dropout)
-        settings = TrainSettings(net, epochs, patience, batch_size, window, lr, seed=seed)
+        settings = TrainSettings(net, epochs, patience, batch_size, window, lr, seed=seed, lr_decay_patience=lr_decay_patience)
         record = run(train, dev, output, settings)
         scores = record["dev_scores"]
         typer.echo(

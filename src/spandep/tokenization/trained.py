@@ -86,23 +86,23 @@ class TrainedTokenizer(Tokenizer):
     def probabilities(self, text: str, paras: list[Paragraph]) -> tuple[list[np.ndarray], np.ndarray]:
         """Per paragraph, ``(n_chars, 3)`` float32 probabilities of :data:`~.model.HEADS`; and the encoded text."""
         ids = self.vocab.encode(text)  # (len(text), 2)
-        pieces: list[tuple[int, int, int, int]] = []  # paragraph index, read from, core from, core to
+        pieces: list[tuple[int, int, int, int, int]] = []  # paragraph, read from, core from, core to, read to
         for k, (a, b) in enumerate(paras):
             for s in range(a, b, self.window):
-                pieces.append((k, max(a, s - self.context), s, min(b, s + self.window)))
+                core_to = min(b, s + self.window)
+                pieces.append((k, max(a, s - self.context), s, core_to, min(b, core_to + self.context)))
+        pieces.sort(key=lambda piece: piece[1] - piece[4])  # longest first: little padding in a batch
         out = [np.zeros((b - a, 3), dtype=np.float32) for a, b in paras]  # (n_chars, 3) each
-        order = sorted(range(len(pieces)), key=lambda i: -(min(paras[pieces[i][0]][1], pieces[i][3] + self.context) - pieces[i][1]))
         with torch.inference_mode():
-            for first in range(0, len(order), self.batch_size):
-                batch = [pieces[i] for i in order[first : first + self.batch_size]]
-                ends = [min(paras[k][1], core_to + self.context) for k, _, _, core_to in batch]
-                lengths = [e - r for e, (_, r, _, _) in zip(ends, batch)]
+            for first in range(0, len(pieces), self.batch_size):
+                batch = pieces[first : first + self.batch_size]
+                lengths = [read_to - read_from for _, read_from, _, _, read_to in batch]
                 padded = np.zeros((len(batch), max(lengths), 2), dtype=np.int64)  # (batch, n_chars, 2)
-                for row, ((_, read_from, _, _), end) in enumerate(zip(batch, ends)):
-                    padded[row, : end - read_from] = ids[read_from:end]
+                for row, (_, read_from, _, _, read_to) in enumerate(batch):
+                    padded[row, : read_to - read_from] = ids[read_from:read_to]
                 logits = self.net(torch.from_numpy(padded), torch.tensor(lengths))  # (batch, n_chars, 3)
                 probs = torch.sigmoid(logits).numpy()  # (batch, n_chars, 3)
-                for row, (k, read_from, core_from, core_to) in enumerate(batch):
+                for row, (k, read_from, core_from, core_to, _) in enumerate(batch):
                     a = paras[k][0]
                     out[k][core_from - a : core_to - a] = probs[row, core_from - read_from : core_to - read_from]
         return out, ids

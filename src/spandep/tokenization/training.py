@@ -6,9 +6,10 @@ ends; read where a gold token ends). Each epoch cuts every paragraph into pieces
 random offset (drawn from the seed and the epoch, so a resumed run sees the same pieces) and shuffles them.
 
 After each epoch the dev file's raw text is tokenized with the default thresholds (0.5) and scored
-(:mod:`.selection`); the best epoch's weights are kept. Training stops after ``patience`` epochs without a better
-dev score, or at ``epochs``. Then the decoding settings (sentence threshold, multiword-token decision) are chosen on
-dev by the same score, and the tokenizer is written to ``OUT/tokenizer``.
+(:mod:`.selection`); the best epoch's weights are kept. The learning rate is halved after ``lr_decay_patience``
+epochs without a better dev score (if set); training stops after ``patience`` epochs without one, or at
+``epochs``. Then the decoding settings (sentence threshold, multiword-token decision) are chosen on dev by the
+same score, and the tokenizer is written to ``OUT/tokenizer``.
 
 Everything is written atomically; ``OUT/checkpoint`` holds the newest epoch (weights, optimiser, history), so
 running the same command again resumes where an interrupted run stopped.
@@ -53,6 +54,7 @@ class TrainSettings:
     batch_size: int = 32
     window: int = 256
     lr: float = 2e-3
+    lr_decay_patience: int = 0  # halve the learning rate after this many epochs without a better dev score (0: never)
     min_char_count: int = 2
     seed: int = 1
 
@@ -161,7 +163,7 @@ def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str
     net = _net(vocab, settings)
     optimizer = torch.optim.Adam(net.parameters(), lr=settings.lr)
     meta = load_checkpoint(out / "checkpoint", net, optimizer) or {
-        "step": 0, "best_epoch": 0, "best_total": -1.0, "history": [], "settings": asdict(settings)
+        "step": 0, "best_epoch": 0, "best_total": -1.0, "last_decay": 0, "history": [], "settings": asdict(settings)
     }
     if meta["settings"] != json.loads(json.dumps(asdict(settings))):
         log.warning("resuming with the settings of the checkpoint: %s", meta["settings"])
@@ -181,7 +183,10 @@ def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str
             total += float(loss.detach())
         scores = _evaluate(TrainedTokenizer(vocab, net, lexicon), dev_paras)
         seconds = time.perf_counter() - started
-        meta["history"].append({"epoch": epoch, "loss": total / len(batches), **asdict(scores), "seconds": round(seconds, 1)})
+        lr = optimizer.param_groups[0]["lr"]
+        meta["history"].append(
+            {"epoch": epoch, "loss": total / len(batches), **asdict(scores), "lr": lr, "seconds": round(seconds, 1)}
+        )
         log.info("epoch %d loss %.4f dev tokens %.2f sentences %.2f words %.2f (%.0f s)", epoch, total / len(batches),
                  scores.tokens, scores.sentences, scores.words, seconds)
         if scores.total > meta["best_total"]:
@@ -189,6 +194,11 @@ def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str
             tmp = out / ".best.safetensors.tmp"
             save_file({k: v.detach().clone() for k, v in net.state_dict().items()}, str(tmp))
             os.replace(tmp, out / "best.safetensors")
+        since = epoch - max(int(meta["best_epoch"]), int(meta.get("last_decay", 0)))
+        if settings.lr_decay_patience and since >= settings.lr_decay_patience:
+            for group in optimizer.param_groups:
+                group["lr"] /= 2
+            meta["last_decay"] = epoch
         meta["step"] = epoch
         save_checkpoint(out / "checkpoint", net, optimizer, meta)
     net.load_state_dict(load_file(str(out / "best.safetensors")))
