@@ -25,9 +25,9 @@ from pathlib import Path
 import torch
 
 from benchmarks.suite import DATA, REPO
-from spandep.tokenization import RuleTokenizer, Tokenizer
+from spandep.tokenization import RuleTokenizer
 from spandep.tokenization.corpus import lossless_problems, raw_text, read_paragraphs
-from spandep.tokenization.trained import load_tokenizer
+from spandep.tokenization.trained import tokenizer_for
 
 TOKENIZERS = REPO / "runs" / "tokenizers"
 _SPACE = re.compile(r"\s+")
@@ -41,12 +41,11 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     for gold in sorted(args.data.glob("**/*test*.conllu")):
         name = gold.parent.name
-        folder = TOKENIZERS / name / "tokenizer"
-        tokenizer: Tokenizer = load_tokenizer(folder) if folder.is_dir() else RuleTokenizer()
+        tokenizer = tokenizer_for(TOKENIZERS / name)
         text = raw_text(read_paragraphs(gold))
         sentences = tokenizer.tokenize(text)
         found = lossless_problems(text, sentences)
-        kind = "trained" if folder.is_dir() else "rules"
+        kind = "rules" if isinstance(tokenizer, RuleTokenizer) else "trained"
         n_chars = len(_SPACE.sub("", text))
         status = "OK" if not found else f"FAILED ({len(found)}): " + "; ".join(found[:3])
         print(f"{gold.relative_to(args.data)}: {kind}, {n_chars} non-whitespace characters, {len(sentences)} sentences: {status}")

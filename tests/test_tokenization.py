@@ -26,7 +26,7 @@ from spandep.tokenization.model import CharTagger, CharVocab, NetConfig
 from spandep.tokenization.mwt import MwtLexicon
 from spandep.tokenization.selection import gold_sentences
 from spandep.tokenization.text import Paragraph
-from spandep.tokenization.trained import Thresholds, TrainedTokenizer, load_tokenizer
+from spandep.tokenization.trained import Thresholds, TrainedTokenizer, load_tokenizer, tokenizer_for
 
 RULES = RuleTokenizer()
 
@@ -291,6 +291,7 @@ def test_train_tokenizer_cli_and_resume(tmp_path):
     second = json.loads((out / "record.json").read_text())
     assert second["history"][:2] == first["history"] and len(second["history"]) == 3
     tokenizer = load_tokenizer(out)  # a folder holding tokenizer/ works too
+    assert isinstance(tokenizer_for(out), TrainedTokenizer)
     text = "Don't stop. We've e-mailed Dr. Smith!\n\nNew paragraph"
     check_lossless(text, tokenizer.tokenize(text))
 
@@ -303,3 +304,7 @@ def test_load_tokenizer_errors(tmp_path):
     (tmp_path / "config.json").write_text('{"format": "other"}')
     with pytest.raises(ModelError, match="not a spandep tokenizer"):
         load_tokenizer(tmp_path)
+
+
+def test_tokenizer_for_a_model_folder(tmp_path):
+    assert isinstance(tokenizer_for(tmp_path), RuleTokenizer)

@@ -9,11 +9,14 @@ from typing import Any
 from spandep.tokenization.rules import RuleTokenizer
 from spandep.tokenization.text import Tokenizer, TokenSpan, paragraphs, token_ranges
 
-__all__ = ["RuleTokenizer", "TokenSpan", "Tokenizer", "TrainedTokenizer", "load_tokenizer", "paragraphs", "token_ranges"]
+__all__ = [
+    "RuleTokenizer", "TokenSpan", "Tokenizer", "TrainedTokenizer", "load_tokenizer", "paragraphs", "token_ranges",
+    "tokenizer_for",
+]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("TrainedTokenizer", "load_tokenizer"):
+    if name in ("TrainedTokenizer", "load_tokenizer", "tokenizer_for"):
         from spandep.tokenization import trained
 
         return getattr(trained, name)

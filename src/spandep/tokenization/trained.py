@@ -36,9 +36,10 @@ from safetensors.torch import load_file, save_file
 from spandep.errors import ModelError
 from spandep.tokenization.model import CLASSES, CharTagger, CharVocab, NetConfig
 from spandep.tokenization.mwt import MwtLexicon
+from spandep.tokenization.rules import RuleTokenizer
 from spandep.tokenization.text import EMOJI_MODIFIERS, Paragraph, SentenceSpans, Tokenizer, TokenSpan
 
-__all__ = ["FORMAT", "Thresholds", "TrainedTokenizer", "load_tokenizer"]
+__all__ = ["FORMAT", "Thresholds", "TrainedTokenizer", "load_tokenizer", "tokenizer_for"]
 
 FORMAT = "spandep-tokenizer"
 FORMAT_VERSION = 1
@@ -207,3 +208,9 @@ def load_tokenizer(path: str | Path) -> TrainedTokenizer:
         raise ModelError(f"cannot load the tokenizer in {folder}: {exc}") from None
     thresholds = replace(Thresholds(), **config["thresholds"])
     return TrainedTokenizer(vocab, net, lexicon, thresholds, config["mwt_decision"], config["window"], config["context"])
+
+
+def tokenizer_for(model: str | Path) -> Tokenizer:
+    """The tokenizer of a parser's model folder: its trained ``tokenizer/`` where it has one, else the rule fallback."""
+    folder = Path(model) / "tokenizer"
+    return load_tokenizer(folder) if (folder / "config.json").is_file() else RuleTokenizer()
