@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 from pathlib import Path
 
 import torch
 
 from benchmarks.suite import DATA, DATASETS
-from benchmarks.tokenizer_scores import split_file
+from benchmarks.tokenizer_scores import fastest, split_file
 from spandep.tokenization import paragraphs
 from spandep.tokenization.corpus import raw_text, read_paragraphs
 from spandep.tokenization.model import CharTagger, CharVocab, NetConfig
@@ -43,12 +42,7 @@ def main() -> None:
     for embedding, hidden, layers in SIZES:
         net = CharTagger(len(vocab), NetConfig(embedding, hidden, layers))
         tokenizer = TrainedTokenizer(vocab, net, MwtLexicon())
-        tokenizer.probabilities(text, paras)
-        best = float("inf")
-        for _ in range(args.repeats):
-            started = time.perf_counter()
-            tokenizer.probabilities(text, paras)
-            best = min(best, time.perf_counter() - started)
+        best = fastest(lambda: tokenizer.probabilities(text, paras), args.repeats)
         size = sum(p.numel() for p in net.parameters())
         print(f"| {embedding} | {hidden} | {layers} | {size:,} | {n_sentences / best:,.0f} |")
 
