@@ -89,7 +89,7 @@ def test_errors_are_one_line_with_exit_codes(tmp_path):
 
 
 @pytest.mark.parametrize("command", ["parse", "benchmark-speed"])
-@pytest.mark.parametrize(("option", "message"), [(["--decoder", "greedy"], "unknown decoder"), (["--k", "0"], "k must be at least 1")])
+@pytest.mark.parametrize(("option", "message"), [(["--decoder", "greedy"], "unknown decoder"), (["--k", "0"], "k must be a positive int")])
 def test_inference_options_are_checked_before_a_model_loads(tmp_path, command, option, message):
     result = runner.invoke(app, [command, str(DEV), "--model", str(tmp_path / "nowhere"), *option])
     assert result.exit_code == 2 and message in result.output  # not 3: the missing model is never reached
@@ -103,7 +103,7 @@ def test_benchmark_speed_reports_every_run(tmp_path):
     report = json.loads(result.output)
     assert len(report["runs_seconds"]) == 2 and report["sentences"] == len(list(read_conllu(DEV)))
     assert report["words_per_s"]["min"] <= report["words_per_s"]["mean"] <= report["words_per_s"]["max"]
-    assert report["decoder"] == "dp" and report["inference"]["k"] == 2
+    assert report["decoder"] == "projective" and report["inference"]["k"] == 2
 
 
 def test_parse_with_workers_gives_the_single_process_output(tmp_path):

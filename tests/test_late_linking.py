@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from spandep.data.trees import hull_spans, tree_problems
-from spandep.models.late_linking import LateSpanLinker
-from spandep.models.span_linking import link_masks
+from link_scores import link_matrix
+from spandep.models.span.late import LateSpanLinker
+from spandep.models.span.linking import link_masks
 
 LABELS = ["root", "nsubj", "obj", "nmod"]
 HEADS = [2, 0, 4, 2]  # "I love Tim's cat"
@@ -93,7 +94,7 @@ def test_the_linker_learns_gold_links(objective: str) -> None:
     assert model.loss(batch, targets).item() < 0.1 * first
     out = model(batch)
     root_t, start_t, end_t = (torch.tensor([s[k] for s in GOLD]) for k in range(3))
-    link = model.link_matrix(out, root_t, start_t, end_t)  # (S, S) [parent, child]
+    link = link_matrix(model, out, root_t, start_t, end_t)  # (S, S) [parent, child]
     assert [int(link[:, c].argmax()) for c in range(1, 5)] == [2, 0, 4, 2]  # each word's gold parent span
 
 

@@ -1,27 +1,28 @@
 """Span linking (Gan et al., 2022, §3.4 "Span Linking Module"): an MRC model that links subtree spans.
 
 A query is the sentence with the query span ``(root i, start s, end e)`` marked by ``<sos> <sor> <eor> <eos>``
-(``spandep.data.queries``). One transformer pass over the query gives hidden states ``H``; they are read at the
+(``queries.py``). One transformer pass over the query gives hidden states ``H``; they are read at the
 *context* word positions (``context_word_pos``: index 0 = ROOT, then words 1..n) and scored by linear heads, the
 paper's ``h_rootᵀ h_t``, ``h_startᵀ h_t``, ``h_endᵀ h_t``:
 
 * **parent side** (query = child C, answer = its parent P): a softmax over context positions 0..n for the parent's
   root, start and end, and a label distribution read at the parent root's position.
-  ``score_parent(P | C) = log p_root(P.root) + log p_start(P.s) + log p_end(P.e)`` (``parent_logp``).
+  ``score_parent(P | C) = log p_root(P.root) + log p_start(P.s) + log p_end(P.e)``.
 * **child side** (the paper's "mutual dependency"; query = parent P, answer = its children): per position sigmoid
   scores that the word is the root / start / end of one of P's children (several children, so BCE).
-  ``score_child(C | P) = log σ(root) + log σ(start) + log σ(end)`` (``child_logp``).
+  ``score_child(C | P) = log σ(root) + log σ(start) + log σ(end)``.
 * ``score_link(P, C) = score_parent(P | C) + score_child(C | P)`` (paper Eq. "linking score", Algorithm 1);
-  ``link_matrix`` builds the ``[parent, child]`` matrix that ``spandep.decoding.spans`` consumes.
+  ``link_tables`` gives each query's per-position terms and ``link_from_tables`` assembles the ``[parent, child]``
+  matrix of a sentence that ``spandep.decoding.spans`` consumes.
 
-Masks (DESIGN.md §1.2; ``link_masks``): a parent's root differs from the child's root and lies outside the child's
+Masks (``link_masks``): a parent's root differs from the child's root and lies outside the child's
 span ``[s, e]`` (ROOT, position 0, is always allowed); a parent's start is a word ``≤ s`` and its end a word ``≥ e``
 (position 0 is never a start or end: ROOT's span is ``(1, n)``); children (root, start and end) lie inside the query
 span and are not its root; for the ROOT query ``(0, 1, n)`` that means anywhere in 1..n, and ROOT has no parent.
 Padding is always masked. Non-projective trees: a word's hull may contain its parent (``hull_spans``), which the
 strict root mask forbids; ``allow_root_in_span=True`` relaxes it to "≠ the child's root" so those arcs stay
-reachable. Disallowed cells hold a large negative *finite* logit; ``parent_logp``/``child_logp`` return ``-inf``
-for a candidate that uses a disallowed position.
+reachable. Disallowed cells hold a large negative *finite* logit (``spandep.masking.MASKED``); ``link_tables`` puts
+``-inf`` (``NEG_INF``) at every disallowed position.
 
 Marker tokens: the pretrained word-piece matrix stays frozen and is never resized. The four markers get their own
 trainable ``nn.Embedding(4, hidden)`` (initialised as mean + std·noise of the word embeddings), spliced into
@@ -36,14 +37,14 @@ Ablations of paper Table 5 (``scoring = "<query>-<answer>"``):
   term, on both sides (parent and child), in the loss and in the scores.
 
 ``token-token`` is the Biaffine-like degenerate model; ``-mutual`` is ``mutual_weight=0`` for training and
-``link_matrix(..., mutual=False)`` for scoring.
+``link_tables(..., mutual=False)`` for scoring.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -51,18 +52,16 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from spandep.data.queries import UPOS_NONE, QueryBuilder, SentencePieces
 from spandep.data.trees import children as tree_children
 from spandep.data.trees import hull_spans
-from spandep.encoders.transformer import PretrainedAssets
-from spandep.models.span_proposal import mask_value
+from spandep.masking import NEG_INF
 
 __all__ = [
     "OBJECTIVES",
     "SCORINGS",
     "LinkScorer",
     "LinkerOutput",
-    "SpanLinker",
+    "link_from_tables",
     "link_masks",
     "link_targets",
 ]
@@ -70,7 +69,6 @@ __all__ = [
 OBJECTIVES = ("softmax", "bce")
 SCORINGS = ("span-span", "token-token", "span-token", "token-span")
 ROOT, START, END = 0, 1, 2  # rows of the (batch, 3, 1 + n) score tensors
-NEG_INF = float("-inf")
 
 
 # ----------------------------------------------------------------------------------------- masks
@@ -198,26 +196,29 @@ def _broadcast_candidates(cand: torch.Tensor | Sequence[int], batch: int, device
     return cand_t
 
 
-def _take(table: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """``table[b, index[b, c]]`` for ``table (batch, W)``, ``index (batch, C)``; ``-inf`` outside ``[0, W)``."""
-    width = table.size(1)
-    inside = (index >= 0) & (index < width)  # (batch, C)
-    value = table.gather(1, index.clamp(0, width - 1))  # (batch, C)
-    return value.masked_fill(~inside, NEG_INF)
-
-
 class LinkScorer(nn.Module):
     """What every span linker shares: masks and targets, the losses, and the link scores used at inference.
 
     Subclasses implement ``forward(batch) -> LinkerOutput``, ``label_scores`` and the query interface that
-    ``spandep.pipeline.span_inference`` and the trainer drive: ``prepare`` (per-sentence state computed once),
+    ``inference.py`` and the trainer drive: ``prepare`` (per-sentence state computed once),
     ``query_length``/``fits`` (for token budgets and the too-long fallback) and ``make_batch`` (a batch of queries
     ``(state, root, start, end)``). ``needs_word_vectors`` says whether ``prepare`` takes the shared encoder's word
     vectors (late interaction) instead of the sentence's forms.
     """
 
     labels: list[str]
+    hparams: dict[str, Any]
     needs_word_vectors = False
+
+    @classmethod
+    def build(cls, fmt: str, options: dict[str, Any], n_in: int, labels: Sequence[str], assets: Path | None) -> LinkScorer:
+        """The linker of query format ``fmt`` with constructor ``options``, over word vectors ``n_in`` wide;
+        ``assets``: the saved model's folder of this linker's files (``None``: from their base package)."""
+        raise NotImplementedError
+
+    def pretrained_module(self) -> nn.Module | None:
+        """The module holding pretrained weights of the linker's own (``None``: it has none)."""
+        return None
 
     def _init_scoring(
         self,
@@ -359,41 +360,6 @@ class LinkScorer(nn.Module):
         logits = out.parent.float()  # (batch, 3, 1 + n)
         return F.log_softmax(logits, dim=-1) if self.objective == "softmax" else F.logsigmoid(logits)
 
-    def parent_logp(
-        self,
-        out: LinkerOutput,
-        cand_root: torch.Tensor | Sequence[int],
-        cand_start: torch.Tensor | Sequence[int],
-        cand_end: torch.Tensor | Sequence[int],
-    ) -> torch.Tensor:
-        """``score_parent(P | query)`` for candidate parent spans: ``log p_root + log p_start + log p_end`` (only
-        ``log p_root`` when the answer is a token). Candidates ``(C,)`` (shared) or ``(batch, C)``; ROOT as a parent
-        is ``(0, 1, n)``. Returns float32 ``(batch, C)``; ``-inf`` where a used position is disallowed (and for
-        every candidate of the ROOT query)."""
-        return self._score_terms(self.link_tables(out, mutual=False)[0], (cand_root, cand_start, cand_end))
-
-    def child_logp(
-        self,
-        out: LinkerOutput,
-        cand_root: torch.Tensor | Sequence[int],
-        cand_start: torch.Tensor | Sequence[int],
-        cand_end: torch.Tensor | Sequence[int],
-    ) -> torch.Tensor:
-        """``score_child(C | query)`` for candidate child spans: ``log σ(root) + log σ(start) + log σ(end)`` (only
-        the root term when the answer is a token). Candidates ``(C,)`` or ``(batch, C)``. Returns float32
-        ``(batch, C)``; ``-inf`` where a used position lies outside the query span or is its root."""
-        return self._score_terms(self._child_table(out), (cand_root, cand_start, cand_end))
-
-    def _score_terms(self, table: torch.Tensor, cands: tuple[torch.Tensor | Sequence[int], ...]) -> torch.Tensor:
-        """Sum of the used terms (root/start/end) of a masked per-position log table (``link_tables``) at each
-        candidate's positions."""
-        batch, device = table.size(0), table.device
-        idx = [_broadcast_candidates(c, batch, device) for c in cands]  # 3 × (batch, C)
-        score = torch.zeros(idx[0].shape, device=device)  # (batch, C)
-        for term in self.answer_terms:
-            score = score + _take(table[:, term], idx[term])  # (batch, C)
-        return score
-
     def label_logp(self, out: LinkerOutput, cand_root: torch.Tensor | Sequence[int]) -> torch.Tensor:
         """Label log-probabilities of each query attached to each candidate parent root: ``(batch, C, labels)``."""
         roots = _broadcast_candidates(cand_root, out.parent.size(0), out.parent.device)  # (batch, C)
@@ -417,27 +383,6 @@ class LinkScorer(nn.Module):
         child[:, self.unused_terms] = 0.0
         return child
 
-    def link_matrix(
-        self,
-        out: LinkerOutput,
-        cand_root: torch.Tensor | Sequence[int],
-        cand_start: torch.Tensor | Sequence[int],
-        cand_end: torch.Tensor | Sequence[int],
-        mutual: bool | None = None,
-    ) -> torch.Tensor:
-        """``link[p, c] = score_parent(P_p | C_c) + score_child(C_c | P_p)`` for the S candidate spans of one
-        sentence, where ``out`` holds the S queries *in candidate order* (row q = the query of candidate q; ROOT's
-        span first, as in ``spandep.decoding.spans.SpanCandidates``). ``mutual=False`` drops the child term (the
-        "-mutual" ablation; default: ``mutual_weight > 0``). Returns float32 ``(S, S)``, ``-inf`` where impossible."""
-        size = out.parent.size(0)
-        cands = [np.asarray(torch.as_tensor(c, dtype=torch.long).cpu()).reshape(-1) for c in (cand_root, cand_start, cand_end)]
-        if any(c.size != size for c in cands):
-            raise ValueError(f"{size} queries but {[c.size for c in cands]} candidates")
-        parent, child = self.link_tables(out, mutual)
-        tables = [None if t is None else t.detach().cpu().numpy() for t in (parent, child)]
-        return torch.from_numpy(link_from_tables(tables[0], tables[1], *cands))  # type: ignore[arg-type]
-
-
 def link_from_tables(
     parent: np.ndarray, child: np.ndarray | None, root: np.ndarray, start: np.ndarray, end: np.ndarray
 ) -> np.ndarray:
@@ -450,158 +395,3 @@ def link_from_tables(
     if child is not None:
         link = link + (child[:, 0, at[0]] + child[:, 1, at[1]] + child[:, 2, at[2]])  # (S parent, S child)
     return link
-
-
-class SpanLinker(PretrainedAssets, LinkScorer):
-    """The MRC span-linking model: a transformer over marked queries with parent-side and child-side heads.
-
-    ``model``: a local transformer directory or a packaged alias (``resolve_model_path``); ``pretrained=False``
-    builds it from its config (weights come from a saved model). ``labels``: the dependency relations.
-    ``query_format``: ``"paired"`` (the paper's) or ``"inline"`` (``QueryBuilder``). ``upos_vocab``: UPOS tags whose
-    embedding is added to the input embeddings (``None``: none). ``objective``: ``"softmax"`` (parent-side CE, the
-    paper's) or ``"bce"`` (one sigmoid per position). ``label_weight`` / ``mutual_weight`` weight the label CE and the
-    child-side BCE (``mutual_weight=0``: no mutual term in the loss). ``scoring``: see the module docstring.
-    """
-
-    model_type = "span_linker"
-    config_tag = "model_type"
-    marker_ids: torch.Tensor  # buffer of the four marker token ids
-
-    def __init__(
-        self,
-        model: str,
-        labels: Sequence[str],
-        query_format: str = "paired",
-        upos_vocab: Sequence[str] | None = None,
-        max_len: int | None = None,
-        pretrained: bool = True,
-        freeze_embeddings: bool = True,
-        dropout: float = 0.1,
-        objective: str = "softmax",
-        label_weight: float = 1.0,
-        mutual_weight: float = 1.0,
-        scoring: str = "span-span",
-        allow_root_in_span: bool = False,
-    ) -> None:
-        super().__init__()
-        self._init_scoring(labels, objective, label_weight, mutual_weight, scoring, allow_root_in_span)
-        self.load_backbone(model, pretrained)
-        cfg = self.transformer.config
-        hidden = cfg.hidden_size
-        # RoBERTa-like embeddings count positions from padding_idx + 1; BERT-like ones from 0
-        pad_idx = getattr(getattr(self.transformer, "embeddings", None), "padding_idx", None)
-        self.position_offset = int(pad_idx) + 1 if isinstance(pad_idx, int) else 0
-        limit = getattr(cfg, "max_position_embeddings", 512) - self.position_offset
-        tok_limit = self.tokenizer.model_max_length
-        if tok_limit and tok_limit < 100_000:
-            limit = min(limit, int(tok_limit))
-        self.max_len = min(max_len, limit) if max_len else limit
-        self.queries = QueryBuilder(self.tokenizer, query_format, self.max_len, upos_vocab)
-        self.query_format = query_format
-        self.upos_vocab = list(upos_vocab) if upos_vocab is not None else None
-        self.pad_id = self.queries.pad_id
-        self.register_buffer(
-            "marker_ids", torch.as_tensor(self.queries.marker_ids, dtype=torch.long), persistent=False
-        )  # (4,)
-
-        word = self.transformer.get_input_embeddings()
-        self.freeze_embeddings = freeze_embeddings
-        word.weight.requires_grad_(not freeze_embeddings)
-        self.marker_embed = nn.Embedding(4, hidden)
-        with torch.no_grad():
-            base = word.weight.float()  # (vocab, hidden)
-            mean, std = base.mean(0), base.std(0)  # (hidden,) each
-            self.marker_embed.weight.copy_(mean + std * torch.randn(4, hidden))  # (4, hidden)
-        self.upos_embed: nn.Embedding | None = None
-        if self.upos_vocab is not None:
-            self.upos_embed = nn.Embedding(self.queries.n_upos, hidden, padding_idx=UPOS_NONE)
-            nn.init.zeros_(self.upos_embed.weight)  # starts as a no-op on the pretrained input distribution
-
-        forward_args = inspect.signature(self.transformer.forward).parameters
-        self._takes_types = "token_type_ids" in forward_args
-        self._takes_positions = "position_ids" in forward_args
-        if self.query_token and not self._takes_positions:
-            raise ValueError(f"scoring {scoring!r} hides markers from positions, which needs position_ids")
-
-        self.dropout = nn.Dropout(dropout)
-        self.parent_head = nn.Linear(hidden, 3)  # h_rootᵀ h_t, h_startᵀ h_t, h_endᵀ h_t (+ bias)
-        self.child_head = nn.Linear(hidden, 3)
-        self.label_head = nn.Linear(hidden, len(self.labels))
-        self.hparams["dropout"] = dropout
-
-    # ------------------------------------------------------------------------------------- encoding
-    def embed(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Input embeddings: frozen word pieces, the trainable marker rows spliced in, plus UPOS when configured."""
-        ids = batch["input_ids"]  # (batch, L)
-        clean = ids.masked_fill(torch.isin(ids, self.marker_ids), self.pad_id)  # (batch, L)
-        emb = self.transformer.get_input_embeddings()(clean)  # (batch, L, hidden)
-        d = emb.size(-1)
-        index = batch["marker_pos"].to(ids.device).unsqueeze(-1).expand(-1, -1, d)  # (batch, 4, hidden)
-        markers = self.marker_embed.weight.to(emb.dtype).unsqueeze(0).expand(ids.size(0), -1, -1)  # (batch, 4, hidden)
-        emb = emb.scatter(1, index, markers)  # (batch, L, hidden)
-        if self.upos_embed is not None and "upos" in batch:
-            emb = emb + self.upos_embed(batch["upos"]).to(emb.dtype)  # (batch, L, hidden)
-        return emb
-
-    def encode(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Final hidden states of every query position, ``(batch, L, hidden)``."""
-        attention = batch["attention_mask"].clone()  # (batch, L)
-        if self.query_token:  # root-only query: <sos> and <eos> are invisible and take no position
-            span_markers = batch["marker_pos"][:, [0, 3]]  # (batch, 2)
-            attention = attention.scatter(1, span_markers, 0)  # (batch, L)
-        kwargs: dict[str, torch.Tensor] = {"inputs_embeds": self.embed(batch), "attention_mask": attention}
-        if self._takes_types and "token_type_ids" in batch:
-            kwargs["token_type_ids"] = batch["token_type_ids"]
-        if self._takes_positions:
-            positions = (attention.cumsum(1) - 1).clamp(min=0) + self.position_offset  # (batch, L)
-            kwargs["position_ids"] = positions
-        return self.transformer(**kwargs).last_hidden_state  # (batch, L, hidden)
-
-    def forward(self, batch: dict[str, torch.Tensor]) -> LinkerOutput:
-        """Masked parent-side and child-side logits at the context word positions (``QueryBuilder.collate`` batch)."""
-        states = self.encode(batch)  # (batch, L, hidden)
-        pos = batch["context_word_pos"].to(states.device)  # (batch, 1 + n)
-        ctx = states.gather(1, pos.unsqueeze(-1).expand(-1, -1, states.size(-1)))  # (batch, 1 + n, hidden)
-        ctx = self.dropout(ctx)  # (batch, 1 + n, hidden)
-        word_mask = batch["context_word_mask"].to(states.device)  # (batch, 1 + n)
-        parent_mask, child_mask = link_masks(batch["span"], word_mask, self.query_token, self.allow_root_in_span)
-        fill = mask_value(ctx.dtype)
-        parent = self.parent_head(ctx).transpose(1, 2).masked_fill(~parent_mask, fill)  # (batch, 3, 1 + n)
-        child = self.child_head(ctx).transpose(1, 2).masked_fill(~child_mask.unsqueeze(1), fill)  # (batch, 3, 1 + n)
-        has_parent = batch["span"][:, 0].to(states.device) != 0  # (batch,)
-        return LinkerOutput(ctx, parent, child, parent_mask, child_mask, has_parent)
-
-    def label_scores(self, hidden: torch.Tensor, query: torch.Tensor | None, parent_root: torch.Tensor) -> torch.Tensor:
-        """Label logits read at the parent root's context position: ``parent_root (batch, C)`` → ``(batch, C, labels)``."""
-        h = hidden  # (batch, 1 + n, hidden)
-        idx = parent_root.clamp(0, h.size(1) - 1)  # (batch, C)
-        at = h.gather(1, idx.unsqueeze(-1).expand(-1, -1, h.size(-1)))  # (batch, C, hidden)
-        return self.label_head(at)  # (batch, C, labels)
-
-    # ------------------------------------------------------------------------------------- query interface
-    def prepare(self, forms: Sequence[str], upos: Sequence[str] | None, vectors: torch.Tensor | None = None) -> SentencePieces:
-        """The sentence's word pieces, tokenised once (``vectors`` are not used: queries are re-encoded)."""
-        return self.queries.sentence_pieces(list(forms), list(upos) if upos is not None and self.upos_vocab is not None else None)
-
-    def query_length(self, state: SentencePieces) -> int:
-        return self.queries.query_length(state)
-
-    def fits(self, state: SentencePieces) -> bool:
-        return self.queries.fits(state)
-
-    def make_batch(self, items: Sequence[tuple[SentencePieces, int, int, int]]) -> dict[str, Any]:
-        return self.queries.collate([self.queries.build(state, r, s, e) for state, r, s, e in items])
-
-    # ------------------------------------------------------------------------------------- config
-    def export_config(self) -> dict[str, Any]:
-        """JSON-serialisable constructor arguments (``from_config`` rebuilds the model)."""
-        return {
-            "model_type": self.model_type,
-            "model": self.model_name,
-            "labels": self.labels,
-            "query_format": self.query_format,
-            "upos_vocab": self.upos_vocab,
-            "max_len": self.max_len,
-            "freeze_embeddings": self.freeze_embeddings,
-            **self.hparams,
-        }

@@ -23,27 +23,18 @@ from torch import nn
 from torch.nn import functional as F
 
 from spandep.data.trees import hull_spans
+from spandep.masking import NEG_INF, mask_value
 from spandep.models.layers import MLP, Biaffine
-
-NEG_INF = -1e9
 
 Span = tuple[int, int, float]  # (start, end, log P_start + log P_end)
 
 __all__ = [
-    "NEG_INF",
     "SpanProposal",
     "gold_span_targets",
-    "mask_value",
-    "span_accuracy",
     "span_hits",
     "span_masks",
     "topk_spans",
 ]
-
-
-def mask_value(dtype: torch.dtype) -> float:
-    """The fill value for disallowed cells: ``-1e9``, or a quarter of the lowest value of a narrower float type."""
-    return max(NEG_INF, torch.finfo(dtype).min / 4)
 
 
 def span_masks(word_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -160,9 +151,8 @@ def topk_spans(
     row_ok = (i >= 1) & (i <= n)  # (batch, 1 + n, 1)
     start_ok = row_ok & (j >= 1) & (j <= i)  # (batch, 1 + n, 1 + n)
     end_ok = row_ok & (j >= i) & (j <= n)  # (batch, 1 + n, 1 + n)
-    neg = float("-inf")
-    s = start_logp.float().masked_fill(~start_ok, neg)  # (batch, 1 + n, 1 + n)
-    e = end_logp.float().masked_fill(~end_ok, neg)  # (batch, 1 + n, 1 + n)
+    s = start_logp.float().masked_fill(~start_ok, NEG_INF)  # (batch, 1 + n, 1 + n)
+    e = end_logp.float().masked_fill(~end_ok, NEG_INF)  # (batch, 1 + n, 1 + n)
     kk = min(k, width)
     s_val, s_idx = s.topk(kk, dim=-1)  # (batch, 1 + n, kk)
     e_val, e_idx = e.topk(kk, dim=-1)  # (batch, 1 + n, kk)
@@ -177,7 +167,7 @@ def topk_spans(
         sentence: list[list[Span]] = []
         for w in range(1, lens[b] + 1):
             sentence.append(
-                [(st, en, v) for st, en, v in zip(starts[b][w], ends[b][w], vals[b][w]) if v != neg]
+                [(st, en, v) for st, en, v in zip(starts[b][w], ends[b][w], vals[b][w]) if v != NEG_INF]
             )
         out.append(sentence)
     return out
@@ -206,13 +196,3 @@ def span_hits(
                 for k in ks:
                     hits[k] += rank < k
     return hits, total
-
-
-def span_accuracy(
-    candidates: Sequence[Sequence[Sequence[Span]]],
-    gold: Sequence[Sequence[tuple[int, int]]],
-    ks: Iterable[int] = (1,),
-) -> dict[int, float]:
-    """Top-k span accuracy (gold hull span among a word's first ``k`` candidates) for each ``k``; 0.0 when empty."""
-    hits, total = span_hits(candidates, gold, ks)
-    return {k: (h / total if total else 0.0) for k, h in hits.items()}

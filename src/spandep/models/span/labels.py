@@ -1,11 +1,11 @@
 """Where span inference reads each word's label: the linker's label distribution of the word's chosen query at its
 decoded head.
 
-Two ways to hold it between scoring and decoding, with one interface (``at``, ``rows``):
+Two ways to hold it between scoring and decoding (both have ``rows``; :func:`read_labels` reads either):
 
 * :class:`LabelTable` — the best label of every candidate's query at every parent root, computed while scoring.
   Costs a label scorer pass over all S·(1 + n) pairs, but holds only ids: what decoding-setting sweeps keep for a
-  whole treebank (``benchmarks/tune_span.py``).
+  whole treebank (``spandep tune``).
 * :class:`LabelStates` — the linker's states of every candidate's query; labels are scored at the n decoded arcs
   only. What ``parse_spans`` uses: it decodes sentences a group at a time, so the states of one group are held.
 """
@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from spandep.models.span_linking import LinkScorer
+from spandep.models.layers import evaluating
+from spandep.models.span.linking import LinkScorer
 
 __all__ = ["LabelStates", "LabelTable", "LinkLabels", "read_labels"]
 
@@ -45,10 +46,6 @@ class LabelStates:
     linker: LinkScorer
     hidden: torch.Tensor
     query: torch.Tensor | None
-
-    def at(self, chosen: np.ndarray, heads: np.ndarray) -> np.ndarray:
-        """Label ids of the queries ``chosen (n,)`` at the parent roots ``heads (n,)`` → ``(n,)``."""
-        return read_labels([(self, chosen, heads)])[0]
 
     def arcs(self, chosen: np.ndarray, heads: np.ndarray) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The states a label is scored from at each arc: the query's state at the head ``(n, d)`` and the
@@ -83,11 +80,8 @@ def read_labels(requests: Sequence[tuple[LinkLabels, np.ndarray, np.ndarray]]) -
         device = next(linker.parameters()).device
         at_head = torch.cat([a for a, _ in arcs]).unsqueeze(1).to(device)  # (N, 1, d): one context position each
         query = None if arcs[0][1] is None else torch.cat([q for _, q in arcs]).to(device)  # type: ignore[misc]  # (N, d)
-        was_training = linker.training
-        linker.eval()  # no dropout, whatever mode the caller left the model in
-        with torch.inference_mode():
+        with evaluating(linker):  # no dropout, whatever mode the caller left the model in
             best = linker.label_scores(at_head, query, at_head.new_zeros(at_head.size(0), 1, dtype=torch.long))  # (N, 1, labels)
-        linker.train(was_training)
         ids = best[:, 0].argmax(-1).cpu().numpy()  # (N,)
         bounds = np.cumsum([0] + [a.size(0) for a, _ in arcs])
         for j, lo, hi in zip(pending, bounds[:-1], bounds[1:]):

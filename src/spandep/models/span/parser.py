@@ -1,9 +1,8 @@
 """The span-span parser (Gan et al., 2022): a word encoder, span proposal and MRC span linking, trained jointly.
 
-``SpanParser`` holds the three modules and computes the joint training loss; parsing is
-``spandep.pipeline.span_inference.parse_spans``, which takes a ``SpanParser`` as is.
+``SpanParser`` holds the three modules, computes the joint training loss and parses (``inference.parse_spans``).
 
-Linkers (``linker["format"]``):
+Linkers (``linker["format"]``, the ``LINKERS`` registry):
 
 * ``late`` (default): ``LateSpanLinker`` over the shared encoder's word vectors (one encoder pass per sentence);
 * ``paired`` / ``inline``: the faithful ``SpanLinker`` with its own pretrained transformer (``linker["model"]``), one
@@ -15,71 +14,57 @@ cost per query grows with n, so this keeps a step's cost linear in the words), a
 words are covered over the epochs at a fraction of the cost. A
 kept word query uses the word's gold (hull) span, or with probability ``noisy_rate`` the span the proposal module
 currently predicts for it (its top-1, detached), so the linker also learns from the kind of wrong spans it meets at
-inference (DESIGN.md §2); targets always come from the true tree (``link_targets``).
+inference (docs/design.md, "Training"); targets always come from the true tree (``link_targets``).
 
 Word-level head (``word_scorer``, optional; not in the paper): a Biaffine arc and label scorer on the shared
 encoder, trained jointly (its cross-entropies are added to the loss). At inference its head log-probability of each
 link's (child root, parent root) pair can be added to the link score with weight ``arc_weight``, and labels can come
-from it instead of the linker (``label_source = "word"``); both are inference settings chosen on dev, and
+from it instead of the linker (``label_source = "word"``); both are inference settings chosen on dev (``spandep tune``), and
 ``arc_weight = 0`` with ``label_source = "linker"`` is the paper's parser.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
-from torch import nn
 
+from spandep.data.sentence import Sentence
 from spandep.encoders.base import WordEncoder
+from spandep.inference import InferenceOptions, InferenceStats
+from spandep.models.base import Parse, Parser
 from spandep.models.biaffine import BiaffineScorer
-from spandep.models.late_linking import LateSpanLinker
-from spandep.models.span_linking import LinkScorer, SpanLinker
-from spandep.models.span_proposal import SpanProposal, gold_span_targets
-from spandep.models.tagger import UposTagger
+from spandep.models.span import LINKERS
+from spandep.models.span.linking import LinkScorer
+from spandep.models.span.proposal import SpanProposal, gold_span_targets
 
-__all__ = ["LINK_FORMATS", "SpanParser", "build_linker"]
+__all__ = ["SpanParser"]
 
-LINK_FORMATS = ("late", "paired", "inline")
-INFERENCE_DEFAULTS: dict[str, Any] = {
-    "k": 2, "lam": 1.0, "decoder": "dp", "retrieval": True, "mutual": True, "arc_weight": 0.0, "label_source": "linker",
-}
-LABEL_SOURCES = ("linker", "word")
+LINKER_ASSETS = "linker"  # a faithful linker's own tokenizer and architecture, in the model folder
 
 
-def build_linker(options: dict[str, Any], n_in: int, labels: list[str], assets: str | None = None) -> LinkScorer:
-    """The linker ``options`` describe (``format`` plus the chosen class's constructor arguments).
-
-    ``assets``: for the faithful linker, a folder with its saved tokenizer and architecture (its weights come from
-    the model file), instead of the pretrained ``model``.
-    """
-    opts = dict(options)
-    fmt = opts.pop("format", "late")
-    if fmt == "late":
-        return LateSpanLinker(n_in, labels, **opts)
-    if fmt in ("paired", "inline"):
-        return SpanLinker.from_config({**opts, "labels": labels, "query_format": fmt}, Path(assets) if assets else None)
-    raise ValueError(f"linker format must be one of {LINK_FORMATS}, not {fmt!r}")
-
-
-def check_inference(options: dict[str, Any], has_word_scorer: bool) -> None:
-    """``ValueError`` for inference settings the model cannot honour (word-level terms without a word scorer)."""
-    if options.get("label_source", "linker") not in LABEL_SOURCES:
-        raise ValueError(f"label_source must be one of {LABEL_SOURCES}, not {options['label_source']!r}")
-    if not has_word_scorer and (options.get("arc_weight") or options.get("label_source") == "word"):
-        raise ValueError("arc_weight and label_source='word' need a model trained with a word scorer ([model] word_scorer)")
-
-
-class SpanParser(nn.Module):
+class SpanParser(Parser):
     """Encoder + span proposal + span linker; ``loss`` is the sum of the proposal and linking losses."""
 
-    model_type = "span"
-    config: dict[str, Any]  # the saved config, set by ``load_model``
+    name = "span"
+    config_defaults = {
+        "span_mlp": 500,
+        "span_dropout": 0.33,
+        "query_rate": 1.0,
+        "max_queries": 0,
+        "noisy_rate": 0.0,
+        "linker": {"format": "late"},
+        "word_scorer": False,  # true (default sizes) or a table of BiaffineScorer sizes: a word-level head
+    }
+    decoders = {"mst": "span_mst", "projective": "span_dp"}
+    inference_defaults = {
+        "decoder": "projective", "k": 2, "lam": 1.0, "retrieval": True, "mutual": True, "arc_weight": 0.0,
+        "label_source": "linker",
+    }
     linker: LinkScorer
-    inference: dict[str, Any]  # default inference settings (INFERENCE_DEFAULTS' keys), chosen on dev
     word_scorer: BiaffineScorer | None
-    tagger: UposTagger | None
 
     def __init__(
         self,
@@ -91,28 +76,103 @@ class SpanParser(nn.Module):
         query_rate: float = 1.0,
         max_queries: int = 0,
         noisy_rate: float = 0.0,
-        inference: dict[str, Any] | None = None,
-        linker_assets: str | None = None,
         word_scorer: dict[str, Any] | None = None,
-        tagger: dict[str, Any] | None = None,
+        inference: dict[str, Any] | None = None,
+        linker_assets: Path | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(encoder, labels, inference)
         if not 0.0 < query_rate <= 1.0:
             raise ValueError(f"query_rate must be in (0, 1], not {query_rate}")
         if not 0.0 <= noisy_rate <= 1.0:
             raise ValueError(f"noisy_rate must be in [0, 1], not {noisy_rate}")
-        self.encoder = encoder
-        self.labels = list(labels)
         self.linker_options = dict(linker or {"format": "late"})
         self.proposal = SpanProposal(encoder.out_dim, span_mlp, span_dropout)
-        self.linker = build_linker(self.linker_options, encoder.out_dim, self.labels, linker_assets)
+        options = dict(self.linker_options)
+        fmt = options.pop("format", "late")
+        self.linker = LINKERS.get(fmt).build(fmt, options, encoder.out_dim, self.labels, linker_assets)
         self.query_rate = query_rate
         self.max_queries = max_queries
         self.noisy_rate = noisy_rate
         self.word_scorer = BiaffineScorer(encoder.out_dim, len(self.labels), **word_scorer) if word_scorer is not None else None
-        self.tagger = UposTagger(encoder.out_dim, **tagger) if tagger is not None else None
-        self.inference = {**INFERENCE_DEFAULTS, **(inference or {})}
-        check_inference(self.inference, has_word_scorer=self.word_scorer is not None)
+        self.settings()
+
+    @classmethod
+    def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
+        """The shared arguments, with ``word_scorer = true`` turned into default sizes (``false``: none)."""
+        config = super().config_from_data(settings, train)
+        value = config["word_scorer"]
+        config["word_scorer"] = value if isinstance(value, dict) else ({} if value else None)
+        return config
+
+    @classmethod
+    def saved_files(cls, folder: Path | None) -> dict[str, Any]:
+        """A faithful linker's saved tokenizer and architecture."""
+        return {"linker_assets": folder / LINKER_ASSETS if folder is not None and (folder / LINKER_ASSETS).is_dir() else None}
+
+    @classmethod
+    def upgrade_v1(cls, model: dict[str, Any], state: dict[str, torch.Tensor], training: dict[str, Any]) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+        """The UPOS tagger (``tagger``, weights ``tagger.*``) becomes the output head ``upos``; the projective decoder
+        ``dp`` is called ``projective``."""
+        model = dict(model)
+        tagger = model.pop("tagger", None)
+        model["heads"] = {"upos": tagger} if tagger is not None else {}
+        inference = dict(model.get("inference", {}))
+        inference["decoder"] = {"dp": "projective"}.get(inference.get("decoder", "dp"), inference.get("decoder"))
+        model["inference"] = inference
+        state = {("heads.upos." + k[len("tagger."):] if k.startswith("tagger.") else k): v for k, v in state.items()}
+        return model, state
+
+    def hparams(self) -> dict[str, Any]:
+        return {
+            "linker": {**self.linker_options, **self.linker.hparams},  # resolved, defaults included
+            **self.proposal.export_config(),
+            "query_rate": self.query_rate,
+            "max_queries": self.max_queries,
+            "noisy_rate": self.noisy_rate,
+            "word_scorer": self.word_scorer.hparams if self.word_scorer is not None else None,
+        }
+
+    def pretrained_parameters(self) -> list[torch.nn.Parameter]:
+        """The encoder's pretrained weights, and a faithful linker's own transformer's."""
+        module = self.linker.pretrained_module()
+        return super().pretrained_parameters() + (list(module.parameters()) if module is not None else [])
+
+    def save_assets(self, folder: Path) -> None:
+        """A faithful linker's tokenizer and architecture (its weights are in the model file)."""
+        save = getattr(self.linker, "save_assets", None)
+        if save is not None:
+            save(folder / LINKER_ASSETS)
+
+    def settings(self, options: InferenceOptions | None = None) -> InferenceOptions:
+        """As :meth:`Parser.settings`; ``ValueError`` for word-scorer terms on a model without a word scorer."""
+        chosen = super().settings(options)
+        if self.word_scorer is None and (chosen.arc_weight or chosen.label_source == "word"):
+            raise ValueError("arc_weight and label_source='word' need a model trained with a word scorer ([model] word_scorer)")
+        return chosen
+
+    def parse(
+        self, sentences: Sequence[Sentence], options: InferenceOptions | None = None, stats: InferenceStats | None = None
+    ) -> list[Parse]:
+        from spandep.models.span.inference import parse_spans
+
+        results, run = parse_spans(self, list(sentences), self.settings(options))
+        if stats is not None:
+            stats.add(run)
+        return results
+
+    # ------------------------------------------------------------------ training
+    def training_features(self, sentence: Sentence) -> dict[str, Any]:
+        """As :meth:`Parser.training_features`, plus a faithful linker's per-sentence query state."""
+        f = super().training_features(sentence)
+        if not self.linker.needs_word_vectors:
+            f["query_state"] = self.linker.prepare(sentence.forms, sentence.upos, None)
+        return f
+
+    def training_batch(self, features: Sequence[dict[str, Any]], device: torch.device) -> dict[str, Any]:
+        batch = super().training_batch([{k: v for k, v in f.items() if k != "query_state"} for f in features], device)
+        if not self.linker.needs_word_vectors:
+            batch["query_states"] = [f["query_state"] for f in features]
+        return batch
 
     def loss(self, batch: dict[str, Any]) -> torch.Tensor:
         """Joint loss of one batch: the encoder's tensors plus ``heads``/``rels`` ``(batch, 1 + n)`` (position 0
@@ -128,8 +188,7 @@ class SpanParser(nn.Module):
         loss = self.proposal.loss(s_start, s_end, gold_start.to(x.device), gold_end.to(x.device), word_mask)
         if self.word_scorer is not None:
             loss = loss + self.word_scorer.scorer_loss(x, batch)
-        if self.tagger is not None:
-            loss = loss + self.tagger.loss(x, batch["upos_gold"])
+        loss = loss + self.heads_loss(x, batch)
         spans, sentence = self._training_queries(s_start.detach(), s_end.detach(), gold_start, gold_end, word_mask)
         targets = self.linker.link_targets([heads[b] for b in sentence], [rels[b] for b in sentence], spans, x.size(1))
         if self.linker.needs_word_vectors:
@@ -171,18 +230,3 @@ class SpanParser(nn.Module):
         b, r = keep.nonzero(as_tuple=True)  # (Q,) each
         spans = torch.stack([r, start[b, r], end[b, r]], dim=1).cpu()  # (Q, 3)
         return spans, b.tolist()
-
-    def export_config(self) -> dict[str, Any]:
-        return {
-            "model_type": self.model_type,
-            "labels": self.labels,
-            "linker": {**self.linker_options, **self.linker.hparams},  # resolved, defaults included
-            **self.proposal.export_config(),
-            "query_rate": self.query_rate,
-            "max_queries": self.max_queries,
-            "noisy_rate": self.noisy_rate,
-            "inference": dict(self.inference),
-            "word_scorer": self.word_scorer.hparams if self.word_scorer is not None else None,
-            "tagger": self.tagger.hparams if self.tagger is not None else None,
-        }
-

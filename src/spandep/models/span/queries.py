@@ -23,8 +23,6 @@ Formats:
 Positions returned per query (word index → sequence position, first piece of each word):
 
 * ``context_word_pos (1 + n,)``: where answers are read; index 0 is ROOT.
-* ``query_word_pos (1 + n,)``: the words inside the marked part; index 0 is position 0 (``[CLS]``). Equal to
-  ``context_word_pos`` for ``inline``.
 * ``marker_pos (4,)``: positions of ``<sos> <sor> <eor> <eos>``.
 
 UPOS ids aligned to pieces (optional): every piece carries its word's tag id ``UPOS_OFFSET + index in upos_vocab``;
@@ -57,7 +55,6 @@ __all__ = [
     "QueryTooLongError",
     "SentencePieces",
     "add_marker_tokens",
-    "resize_for_markers",
 ]
 
 MARKERS: tuple[str, str, str, str] = ("<sos>", "<sor>", "<eor>", "<eos>")
@@ -104,7 +101,7 @@ def add_marker_tokens(tokenizer: Any) -> dict[str, int]:
     A name that is already a named special token (e.g. a tokenizer whose EOS is ``<eos>``) or an ordinary vocabulary
     entry is replaced by ``<spandep_sos>`` etc., so the four ids are always new and distinct from every existing
     special token. Calling again (or on a tokenizer saved after the call) finds the same tokens and adds nothing.
-    The caller must grow the model's embedding matrix afterwards: ``resize_for_markers``.
+    The model never grows its word-piece matrix for them: the linker embeds the markers itself (``faithful.py``).
     """
     named = _named_special_tokens(tokenizer)
     added = tokenizer.get_added_vocab()  # str -> id, tokens added on top of the base vocabulary
@@ -132,34 +129,6 @@ def add_marker_tokens(tokenizer: Any) -> dict[str, int]:
     return ids
 
 
-def resize_for_markers(transformer: Any, tokenizer: Any) -> int:
-    """Grow ``transformer``'s input embeddings to ``len(tokenizer)``; returns the number of rows added.
-
-    New rows are initialised as mean + N(0, std) of the existing rows, per dimension (draws from the torch RNG, so
-    seed it), which keeps them in the distribution of the pretrained embeddings and distinct from each other. Rows
-    that already exist are never touched, so this is idempotent and safe to call before loading trained weights.
-    Note: ``TransformerEncoder`` freezes the word-piece embeddings by default, which would freeze the marker rows too.
-    """
-    emb = transformer.get_input_embeddings()
-    old = emb.weight.size(0)
-    new = len(tokenizer)
-    if new <= old:
-        return 0
-    kwargs = {}
-    if "mean_resizing" in inspect.signature(transformer.resize_token_embeddings).parameters:
-        kwargs["mean_resizing"] = False
-    requires_grad = emb.weight.requires_grad
-    transformer.resize_token_embeddings(new, **kwargs)
-    weight = transformer.get_input_embeddings().weight  # (new, hidden)
-    with torch.no_grad():
-        base = weight[:old].float()  # (old, hidden)
-        mean, std = base.mean(0), base.std(0)  # (hidden,) each
-        rows = mean + std * torch.randn(new - old, weight.size(1), device=weight.device)  # (new - old, hidden)
-        weight[old:] = rows.to(weight.dtype)
-    weight.requires_grad_(requires_grad)
-    return new - old
-
-
 # ----------------------------------------------------------------------------------------- data types
 @dataclass(frozen=True)
 class SentencePieces:
@@ -182,7 +151,6 @@ class Query:
     token_type_ids: np.ndarray  # (L,)
     attention_mask: np.ndarray  # (L,) all ones
     context_word_pos: np.ndarray  # (1 + n,) answer positions; 0 = ROOT
-    query_word_pos: np.ndarray  # (1 + n,) first piece of each word inside the marked part; 0 -> position 0
     marker_pos: np.ndarray  # (4,) positions of <sos> <sor> <eor> <eos>
     span: tuple[int, int, int]  # (root, start, end) of the queried span
     upos: np.ndarray | None = None  # (L,) tag id per position
@@ -245,7 +213,7 @@ def _probe_template(tokenizer: Any, pair: bool, cls_id: int, sep_id: int) -> _Te
 class QueryBuilder:
     """Builds MRC queries by splicing marker ids into cached piece arrays.
 
-    ``tokenizer`` gets the marker tokens added (idempotent; resize the model with ``resize_for_markers``).
+    ``tokenizer`` gets the marker tokens added (idempotent; the linker embeds them itself).
     ``fmt`` is ``"paired"`` or ``"inline"``; ``max_len`` the encoder's limit in pieces (special tokens included);
     ``upos_vocab`` the tag strings to align to pieces (``None``: no tags).
     """
@@ -339,7 +307,7 @@ class QueryBuilder:
         first = o[:-1]  # (n,) first piece of each word in the plain sentence
         shift = np.searchsorted(at, first, side="right")  # (n,) markers inserted before each word's first piece
         q0 = len(t.prefix)
-        query_word_pos = np.concatenate([[0], q0 + first + shift]).astype(np.int64)  # (1 + n,)
+        marked_word_pos = np.concatenate([[0], q0 + first + shift]).astype(np.int64)  # (1 + n,) words in the marked part
         marker_pos = (q0 + at + np.arange(len(MARKERS))).astype(np.int64)  # (4,)
         tags = None
         if cached.upos is not None:
@@ -360,7 +328,7 @@ class QueryBuilder:
         else:
             input_ids = np.concatenate([t.prefix, marked, t.suffix])  # (L,)
             types = np.concatenate([t.prefix_types, np.full(len(marked), t.type_a), t.suffix_types])  # (L,)
-            context_word_pos = query_word_pos  # ROOT = position 0 ([CLS])
+            context_word_pos = marked_word_pos  # ROOT = position 0 ([CLS])
             if cached.upos is not None:
                 tags = np.concatenate([np.full(q0, UPOS_NONE), marked_tags, np.full(len(t.suffix), UPOS_NONE)])  # (L,)
         assert len(input_ids) == length
@@ -369,24 +337,16 @@ class QueryBuilder:
             token_type_ids=types.astype(np.int64),
             attention_mask=np.ones(length, dtype=np.int64),
             context_word_pos=context_word_pos,
-            query_word_pos=query_word_pos,
             marker_pos=marker_pos,
             span=(root, start, end),
             upos=None if tags is None else tags.astype(np.int64),
         )
 
-    def try_build(self, cached: SentencePieces, root: int, start: int, end: int) -> Query | None:
-        """``build``, but ``None`` instead of ``QueryTooLongError`` (invalid spans still raise)."""
-        try:
-            return self.build(cached, root, start, end)
-        except QueryTooLongError:
-            return None
-
     def collate(self, queries: Sequence[Query]) -> dict[str, torch.Tensor]:
         """Pad queries into batch tensors.
 
         Keys: ``input_ids``, ``token_type_ids``, ``attention_mask`` ``(batch, L)``; ``context_word_pos``,
-        ``query_word_pos`` ``(batch, 1 + n)`` padded with 0 and ``context_word_mask`` ``(batch, 1 + n)`` (true for ROOT
+        ``(batch, 1 + n)`` padded with 0 and ``context_word_mask`` ``(batch, 1 + n)`` (true for ROOT
         and real words); ``marker_pos (batch, 4)``; ``span (batch, 3)`` = (root, start, end); ``n_words (batch,)``;
         ``upos (batch, L)`` when every query has tags.
         """
@@ -399,7 +359,6 @@ class QueryBuilder:
         token_type_ids = torch.zeros(batch, max_l, dtype=torch.long)  # (batch, L)
         attention_mask = torch.zeros(batch, max_l, dtype=torch.long)  # (batch, L)
         context_word_pos = torch.zeros(batch, max_w + 1, dtype=torch.long)  # (batch, 1 + n)
-        query_word_pos = torch.zeros(batch, max_w + 1, dtype=torch.long)  # (batch, 1 + n)
         context_word_mask = torch.zeros(batch, max_w + 1, dtype=torch.bool)  # (batch, 1 + n)
         with_tags = all(q.upos is not None for q in queries)
         upos = torch.full((batch, max_l), UPOS_NONE, dtype=torch.long) if with_tags else None  # (batch, L)
@@ -409,7 +368,6 @@ class QueryBuilder:
             token_type_ids[b, :length] = torch.from_numpy(q.token_type_ids)
             attention_mask[b, :length] = 1
             context_word_pos[b, :words] = torch.from_numpy(q.context_word_pos)
-            query_word_pos[b, :words] = torch.from_numpy(q.query_word_pos)
             context_word_mask[b, :words] = True
             if upos is not None:
                 upos[b, :length] = torch.from_numpy(q.upos)
@@ -418,7 +376,6 @@ class QueryBuilder:
             "token_type_ids": token_type_ids,
             "attention_mask": attention_mask,
             "context_word_pos": context_word_pos,
-            "query_word_pos": query_word_pos,
             "context_word_mask": context_word_mask,
             "marker_pos": torch.from_numpy(np.stack([q.marker_pos for q in queries])),  # (batch, 4)
             "span": torch.tensor([q.span for q in queries], dtype=torch.long),  # (batch, 3)

@@ -1,6 +1,6 @@
-"""Late-interaction span linking (DESIGN.md §3): the MRC span linker without re-running the big encoder per query.
+"""Late-interaction span linking: the MRC span linker without re-running the big encoder per query.
 
-The faithful linker (``span_linking.SpanLinker``) encodes every query — the sentence with four marker tokens around
+The faithful linker (``faithful.SpanLinker``) encodes every query — the sentence with four marker tokens around
 the child span — with the pretrained transformer, so a sentence of n words costs about n encoder passes. Here the
 shared encoder runs **once per sentence**; each query then marks its span on the word vectors and runs a few small
 transformer layers over them:
@@ -21,15 +21,16 @@ from the paper, chosen for CPU cost; the faithful formats stay available and are
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from spandep.masking import mask_value
 from spandep.models.layers import MLP, Biaffine
-from spandep.models.span_linking import LinkerOutput, LinkScorer, link_masks
-from spandep.models.span_proposal import mask_value
+from spandep.models.span.linking import LinkerOutput, LinkScorer, link_masks
 
 __all__ = ["LateSpanLinker"]
 
@@ -43,7 +44,7 @@ class LateSpanLinker(LinkScorer):
     ``dropout``: inside the layers, ``mlp_dropout``: on the projections. Scoring options as ``LinkScorer``.
     """
 
-    model_type = "late_linker"
+    name = "late"
     query_format = "late"
     needs_word_vectors = True
 
@@ -90,6 +91,11 @@ class LateSpanLinker(LinkScorer):
         self.child_attn = Biaffine(mlp, 3, bias_x=True, bias_y=False)
         self.label_query, self.label_cand = MLP(dim, label_mlp, mlp_dropout), MLP(dim, label_mlp, mlp_dropout)
         self.label_attn = Biaffine(label_mlp, len(self.labels), bias_x=True, bias_y=True)
+
+    @classmethod
+    def build(cls, fmt: str, options: dict[str, Any], n_in: int, labels: Sequence[str], assets: Path | None) -> LateSpanLinker:
+        """Over the shared encoder's word vectors (``n_in`` wide); it keeps no files of its own."""
+        return cls(n_in, labels, **options)
 
     # ------------------------------------------------------------------------------------- forward
     def forward(self, batch: dict[str, Any]) -> LinkerOutput:
@@ -224,6 +230,3 @@ class LateSpanLinker(LinkScorer):
             "context_word_mask": mask,
             "n_words": lengths - 1,  # (Q,)
         }
-
-    def export_config(self) -> dict[str, Any]:
-        return {"model_type": self.model_type, "n_in": self.n_in, "labels": self.labels, **self.hparams}
