@@ -24,7 +24,7 @@ def test_train_parse_evaluate_export(tmp_path, tiny_transformer_dir, model_table
     result = runner.invoke(app, ["train", str(cfg)])
     assert result.exit_code == 0, result.output
     model = tmp_path / "run" / "model"
-    assert json.loads((model / "config.json").read_text())["format_version"] == 1
+    assert json.loads((model / "config.json").read_text())["format_version"] == 2
 
     out = tmp_path / "pred.conllu"
     result = runner.invoke(app, ["parse", str(DEV), "-o", str(out), "--model", str(model)])

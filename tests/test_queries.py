@@ -27,6 +27,14 @@ WORD_PIECES = [["the"], ["un", "##bel", "##ie", "##va", "##bly"], ["big"], ["cat
 
 @pytest.fixture
 
+def tokenizer(tiny_transformer_dir):
+    return AutoTokenizer.from_pretrained(str(tiny_transformer_dir))  # fresh: tests add tokens to it
+
+
+def tokens(tok, ids) -> list[str]:
+    return tok.convert_ids_to_tokens([int(i) for i in ids])
+
+
 def marked_word_pos(q) -> np.ndarray:
     """Where each word's first piece sits in the marked part of a query of ``FORMS`` (index 0: ``[CLS]``): the
     pieces in order after ``[CLS]``, skipping the four markers."""
@@ -37,14 +45,6 @@ def marked_word_pos(q) -> np.ndarray:
         positions.append(p)
         p += len(pieces)
     return np.asarray(positions)
-
-
-def tokenizer(tiny_transformer_dir):
-    return AutoTokenizer.from_pretrained(str(tiny_transformer_dir))  # fresh: tests add tokens to it
-
-
-def tokens(tok, ids) -> list[str]:
-    return tok.convert_ids_to_tokens([int(i) for i in ids])
 
 
 def marked(start: int, root: int, end: int) -> list[str]:

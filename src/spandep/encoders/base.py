@@ -45,6 +45,8 @@ class WordEncoder(nn.Module):
     def from_config(cls, config: dict[str, Any], assets: Path | None = None) -> WordEncoder:
         """Build from a config (``type`` plus constructor arguments); ``assets``: the saved model's encoder folder,
         for encoders that keep files there (random weights: the model's state dict is loaded afterwards)."""
+        if config.get("type", cls.name) != cls.name:
+            raise ValueError(f"not a {cls.name} encoder config: type={config['type']!r}")
         return cls(**{k: v for k, v in config.items() if k != "type"})
 
     def pretrained_module(self) -> nn.Module | None:

@@ -18,11 +18,13 @@ from safetensors.torch import load_file, save_file
 
 from spandep import __version__
 from spandep.errors import ModelError
+from spandep.inference import InferenceOptions
 from spandep.models import ENCODER_ASSETS, PARSERS, Parser, build_model
 from spandep.pipeline.int8 import dequantize, dynamic_int8, quantize
 from spandep.registry import UnknownNameError
 
 FORMAT_VERSION = 2
+CHOICE_FILE = "inference_choice.json"  # beside a model whose settings were chosen on dev: what was chosen, and how
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "resources" / "default_model"
 
 
@@ -110,6 +112,25 @@ def save_model(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _write_json(path: Path, content: dict[str, Any]) -> None:
+    """``content`` as JSON at ``path``, atomically (a temporary sibling swapped into place)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(content, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def save_inference(directory: str | Path, settings: InferenceOptions, choice: dict[str, Any]) -> None:
+    """Make ``settings`` the saved inference settings of the model folder (``config.json``'s ``model.inference``),
+    with ``choice`` (how they were chosen) in ``CHOICE_FILE`` beside it; the weights are not touched."""
+    directory = Path(directory)
+    config = read_model_config(directory)
+    if config["format_version"] != FORMAT_VERSION:
+        raise ModelError(f"{directory}: a format-{config['format_version']} folder; save it again with this spandep first")
+    config["model"]["inference"] = settings.given()
+    _write_json(directory / "config.json", config)
+    _write_json(directory / CHOICE_FILE, choice)
 
 
 def resolve_device(name: str) -> torch.device:
