@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
+RESULTS = REPO / "benchmarks" / "results"  # what the suite writes and the report reads
 
 
 @dataclass(frozen=True)

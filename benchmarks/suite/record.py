@@ -1,5 +1,5 @@
 """The result file of one system on one dataset (``<dataset>__<system>.json``): its schema and the helpers that
-fill it, shared by the runner (benchmarks.run), the converter of older result files and the report."""
+fill it, shared by the runner (benchmarks.suite.run) and the report."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suite import REPO
+from benchmarks.suite.systems import REPO
 
 SCHEMA = "spandep-benchmark/1"
+SWEEP_TAG = "_dev__span_sweep__"  # <dataset>_dev__span_sweep__<run>.json: a span run's dev sweep, beside the results
 REQUIRED = (
     "dataset", "split", "system", "encoder", "UAS", "LAS", "UAS_nopunct", "LAS_nopunct", "CLAS", "sentences", "words",
     "parse_sent_per_s", "train_minutes", "peak_rss_mb", "git_commit", "command", "machine", "date",
