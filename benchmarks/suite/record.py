@@ -13,7 +13,6 @@ from typing import Any
 from benchmarks.suite.systems import REPO
 
 SCHEMA = "spandep-benchmark/1"
-SWEEP_TAG = "_dev__span_sweep__"  # <dataset>_dev__span_sweep__<run>.json: a span run's dev sweep, beside the results
 REQUIRED = (
     "dataset", "split", "system", "encoder", "UAS", "LAS", "UAS_nopunct", "LAS_nopunct", "CLAS", "sentences", "words",
     "parse_sent_per_s", "train_minutes", "peak_rss_mb", "git_commit", "command", "machine", "date",

@@ -5,9 +5,9 @@ document is hand-written and left as it is.
 
     python -m benchmarks.suite.report [--results benchmarks/results] [--doc BENCHMARKS.md]
 
-Result files in ``RESULTS/gpu/`` (test parses timed on a GPU) get tables of their own after the CPU ones. Every
-``*__*.json`` file in RESULTS but the dev sweeps must be a result file of the current schema: files of other
-formats are kept in ``results/legacy/``.
+Result files in ``RESULTS/gpu/`` (test parses timed on a GPU) get tables of their own after the CPU ones. Files of
+other formats go to ``results/legacy/``: a ``*__*.json`` file in RESULTS that is neither a result file of the current
+schema nor a dev sweep (``*__span_sweep*.json``) is an error.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suite.record import SCHEMA, SWEEP_TAG
+from benchmarks.suite.record import SCHEMA
 from benchmarks.suite.systems import DATASETS, REPO, RESULTS, SYSTEMS, System
 from spandep.evaluation.punct import PUNCT_RULE
 
@@ -54,7 +54,7 @@ def load_results(folder: Path) -> list[dict[str, Any]]:
     """Every result file in ``folder`` (``<dataset>__<system>.json``; the dev sweeps beside them are not read); a
     file of another schema is an error."""
     results = []
-    for path in sorted(p for p in folder.glob("*__*.json") if SWEEP_TAG not in p.name):
+    for path in sorted(p for p in folder.glob("*__*.json") if "__span_sweep" not in p.name):
         result = json.loads(path.read_text(encoding="utf-8"))
         if result.get("schema") != SCHEMA:
             raise SystemExit(f"{path} is not a result file of schema {SCHEMA} (files of other formats: results/legacy/)")

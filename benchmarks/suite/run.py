@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suite.record import NOT_TRAINED, SWEEP_TAG, checkout, encoder_name, machine, scores, trained_on, training, write_result
+from benchmarks.suite.record import NOT_TRAINED, checkout, encoder_name, machine, scores, trained_on, training, write_result
 from benchmarks.suite.systems import DATASETS, REPO, RESULTS, SUITES, SYSTEMS, Dataset, System
 from benchmarks.tune_span import CHOICE_FILE
 from spandep.training.config import load_config
@@ -81,7 +81,7 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
                                  "(chosen on dev); not trained by the suite (its training: README.md, model card)")
     else:
         model = ensure_model(config, config_path, args.reuse, args.threads, args.train_device)
-        sweep = Path(args.out) / f"{dataset_name}{SWEEP_TAG}{config_path.stem}.json"
+        sweep = Path(args.out) / f"{dataset_name}_dev__span_sweep__{config_path.stem}.json"
         tuned_by = ensure_tuned(model, system, dataset.dev, sweep, args.threads, args.train_device)
         trained = training(model.parent / "train.log", config)
     device = trained_on(model) or args.train_device  # where the measured model was trained: its saved config says
