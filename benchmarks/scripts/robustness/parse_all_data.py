@@ -1,8 +1,8 @@
-"""Parse every CoNLL-U file under ../shared/data with ``spandep parse`` and check that nothing is lost or altered
-(issue 6): per file, the same number of sentences, every comment, extra line and column except HEAD and DEPREL
+"""Parse every CoNLL-U file under ../shared/data with ``spandep parse`` and check that nothing is lost or altered:
+per file, the same number of sentences, every comment, extra line and column except HEAD and DEPREL
 (and UPOS where it was ``_``) unchanged, and each output HEAD column a tree. Prints one JSON report.
 
-    .venv/bin/python benchmarks/robustness/parse_all_data.py --threads 2 --out benchmarks/results/robustness_all_data.json
+    .venv/bin/python benchmarks/scripts/robustness/parse_all_data.py --threads 2 --out benchmarks/results/legacy/robustness_all_data.json
 
 The default model is English; other languages are parsed with it too (the check is about keeping data intact,
 not about accuracy).
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from stream_100k import compare
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+DATA = Path(__file__).resolve().parents[3] / ".." / "shared" / "data"
 
 
 def main() -> None:

@@ -1,9 +1,9 @@
 """Accuracy by sentence length, dependency length and span length for several systems, from ``spandep evaluate
 --json`` files, drawn as one PNG (paper §5's length analysis).
 
-    .venv/bin/python benchmarks/plot_lengths.py --out docs/length_analysis_en_ewt_test.png \\
-        Biaffine=benchmarks/results/en_ewt_test__ewt-biaffine-minilm.json \\
-        "span run 4"=benchmarks/results/en_ewt_test__ewt-span-minilm-word.json
+    .venv/bin/python benchmarks/scripts/plot_lengths.py --out docs/length_analysis_en_ewt_test.png \\
+        Biaffine=benchmarks/results/legacy/en_ewt_test__ewt-biaffine-minilm.json \\
+        "span run 4"=benchmarks/results/legacy/en_ewt_test__ewt-span-minilm-word.json
 
 Needs matplotlib (``pip install 'spandep[bench]'``).
 """

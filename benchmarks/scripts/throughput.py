@@ -5,24 +5,25 @@ Paths: one process (``parse_stream``, ``--threads`` torch threads), ``spandep pa
 N actors, one thread each, on a local Ray instance). Each path parses the same sentences (forms only, as a user's
 tokenised input) from memory and its wall time is measured end to end, worker start-up and model loading included
 (what a user waits for); the single process's model load is timed separately. Heads and labels of every path are
-compared with the single-process run, sentence by sentence.
+compared with the single-process run, sentence by sentence. The timer is not ``spandep.pipeline.speed.measure_speed``:
+that times ``parse_stream`` alone, in 2,000-sentence chunks, where each path here runs end to end in ``spandep parse``'s
+512-sentence chunks.
 
-    .venv/bin/python -m benchmarks.throughput --data ../shared/data/en_ewt/en_ewt-ud-test.conllu \\
-        --out benchmarks/results/throughput__en_ewt_test__default.json
+    .venv/bin/python -m benchmarks.scripts.throughput --data ../shared/data/en_ewt/en_ewt-ud-test.conllu \\
+        --out benchmarks/results/legacy/throughput__en_ewt_test__default.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import torch
 
+from benchmarks.suite.record import machine
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.pipeline.model_io import load_model, resolve_model_dir
@@ -55,16 +56,6 @@ def ray_parse(model: str, sentences: list[Sentence], actors: int) -> list[Senten
     finally:
         ray.shutdown()
     return [with_tree(s, [int(h) for h in row["heads"]], [str(r) for r in row["deprels"]]) for s, row in zip(sentences, rows)]
-
-
-def cpu_name() -> str:
-    """The CPU model and core count, from /proc/cpuinfo where there is one."""
-    try:
-        lines = Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return platform.machine()
-    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
-    return f"{names[0]}, {len(names)} cores" if names else platform.machine()
 
 
 def main() -> None:
@@ -105,8 +96,8 @@ def main() -> None:
     result = {
         "data": args.data, "model": model_dir, "model_type": model.model_type, "sentences": len(sentences),
         "words": words, "model_load_seconds": round(load_seconds, 1), "paths": rows,
-        "machine": cpu_name(),
-        "torch": torch.__version__, "command": "python -m benchmarks.throughput " + " ".join(sys.argv[1:]),
+        "machine": machine(),
+        "torch": torch.__version__, "command": "python -m benchmarks.scripts.throughput " + " ".join(sys.argv[1:]),
     }
     print(json.dumps(result, indent=2))
     if args.out:

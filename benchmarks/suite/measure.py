@@ -3,9 +3,9 @@
 The first parse gives the trees that are scored (and warms up); the second is timed with
 ``spandep.pipeline.speed.measure_speed`` (model load and file reading excluded). Prints one JSON object:
 the evaluation report, the speed, the span parser's counters and the process's peak RSS (model load included).
-benchmarks.run calls this once per system and dataset.
+benchmarks.suite.run calls this once per system and dataset.
 
-    python -m benchmarks.measure --model runs/ewt-biaffine-minilm/model --test ../shared/data/en_ewt/en_ewt-ud-test.conllu
+    python -m benchmarks.suite.measure --model runs/ewt-biaffine-minilm/model --test ../shared/data/en_ewt/en_ewt-ud-test.conllu
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """One entry point for the benchmark suite: train (or reuse) each system, parse and score the test split, time it.
 
-    python -m benchmarks.run --suite ewt|all|DATASET [--systems NAME ...] [--no-reuse] [--limit N] [--threads 2] [--train-device cuda] [--parse-device cuda] [--out DIR]
+    python -m benchmarks.suite.run --suite ewt|all|DATASET [--systems NAME ...] [--no-reuse] [--limit N] [--threads 2] [--train-device cuda] [--parse-device cuda] [--out DIR]
 
-For every system × dataset of the suite (the tables in benchmarks/suite.py): run ``spandep train CONFIG`` when the
+For every system × dataset of the suite (the tables in benchmarks/suite/systems.py): run ``spandep train CONFIG`` when the
 config's model folder does not exist or its run has not finished (that resumes it; with ``--no-reuse`` always, which
 returns at once for a finished run; a run another process is training is a clear error, not a second writer); for a span system,
 choose the model's inference settings on dev once (``benchmarks.tune_span`` with the system's grid and
 ``--write-model``; its sweep goes to ``OUT/<dataset>_dev__span_sweep__<run>.json``); then parse and score
-the test split in a child process (benchmarks/measure.py) and write ``OUT/<dataset>__<system>.json``
-(fields: benchmarks/record.py). Span systems override only the decoder of the model's saved, dev-chosen inference
+the test split in a child process (benchmarks/suite/measure.py) and write ``OUT/<dataset>__<system>.json``
+(fields: benchmarks/suite/record.py). Span systems override only the decoder of the model's saved, dev-chosen inference
 settings. ``--limit`` parses only the first N test sentences (training still uses the whole train split); such
 runs must go to a scratch ``--out``. Run from anywhere: paths in configs are taken from the repository root.
 """
@@ -25,12 +25,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks.record import NOT_TRAINED, checkout, encoder_name, machine, scores, trained_on, training, write_result
-from benchmarks.suite import DATASETS, REPO, SUITES, SYSTEMS, Dataset, System
+from benchmarks.suite.record import NOT_TRAINED, checkout, encoder_name, machine, scores, trained_on, training, write_result
+from benchmarks.suite.systems import DATASETS, REPO, RESULTS, SUITES, SYSTEMS, Dataset, System
 from benchmarks.tune_span import CHOICE_FILE
 from spandep.training.config import load_config
-
-RESULTS = REPO / "benchmarks" / "results"
 
 
 def ensure_model(config: dict[str, Any], config_path: Path, reuse: bool, threads: int, device: str) -> Path:
@@ -60,8 +58,8 @@ def ensure_tuned(model: Path, system: System, dev: Path, sweep: Path, threads: i
 
 
 def measure(model: Path, test: Path, decoder: str | None, limit: int | None, threads: int, device: str) -> dict[str, Any]:
-    """Run benchmarks.measure in a child process and return its JSON."""
-    cmd = [sys.executable, "-m", "benchmarks.measure", "--model", str(model), "--test", str(test), "--threads", str(threads),
+    """Run benchmarks.suite.measure in a child process and return its JSON."""
+    cmd = [sys.executable, "-m", "benchmarks.suite.measure", "--model", str(model), "--test", str(test), "--threads", str(threads),
            "--device", device]
     cmd += ["--decoder", decoder] if decoder else []
     cmd += ["--limit", str(limit)] if limit else []
@@ -95,7 +93,7 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
         notes["LAS"] = "an unlabelled treebank (DEPREL only root/dep): UAS only; the file's LAS and CLAS are not scores"
     if args.limit:
         notes["limit"] = f"first {args.limit} test sentences only: not comparable with full runs"
-    command = ["python", "-m", "benchmarks.run", "--suite", dataset_name, "--systems", name, "--threads", str(args.threads)]
+    command = ["python", "-m", "benchmarks.suite.run", "--suite", dataset_name, "--systems", name, "--threads", str(args.threads)]
     command += ["--limit", str(args.limit)] if args.limit else []
     command += ["--train-device", device] if device != "cpu" and not system.model else []
     command += ["--parse-device", args.parse_device] if args.parse_device != "cpu" else []

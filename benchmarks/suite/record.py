@@ -1,5 +1,5 @@
 """The result file of one system on one dataset (``<dataset>__<system>.json``): its schema and the helpers that
-fill it, shared by the runner (benchmarks.run), the converter of older result files and the report."""
+fill it, shared by the runner (benchmarks.suite.run) and the report."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suite import REPO
+from benchmarks.suite.systems import REPO
 
 SCHEMA = "spandep-benchmark/1"
 REQUIRED = (

@@ -1,7 +1,7 @@
 """The span parser's gain over the Biaffine parser (test, no punctuation) against the size of each treebank's
 training split, from the suite's result files, drawn as one PNG and printed as a table.
 
-    .venv/bin/python -m benchmarks.plot_gain --out docs/span_gain_by_treebank.png \\
+    .venv/bin/python -m benchmarks.scripts.plot_gain --out docs/span_gain_by_treebank.png \\
         en_ewt:biaffine-minilm:span-minilm-word-dp cs_cltt:biaffine-e5:span-e5-dp it_partut:biaffine-e5:span-e5-dp
 
 Each argument is DATASET:BIAFFINE_SYSTEM:SPAN_SYSTEM (benchmarks/results/<dataset>__<system>.json must exist for
@@ -15,8 +15,7 @@ import json
 
 import matplotlib
 
-from benchmarks.run import RESULTS
-from benchmarks.suite import REPO
+from benchmarks.suite.systems import REPO, RESULTS
 from spandep.training.config import load_config
 from spandep.training.trainer import read_treebank
 

@@ -4,7 +4,7 @@ EWT test from a CoNLL-U file to trees in memory, model load excluded, N threads,
 (the first warms up). Prints one JSON line (and writes it with ``--out``). ``spandep benchmark-speed`` measures
 the same way and reports the spread over several runs.
 
-    .venv/bin/python benchmarks/speed_spandep.py --model runs/ewt-biaffine-minilm/model --threads 2
+    .venv/bin/python benchmarks/scripts/speed_spandep.py --model runs/ewt-biaffine-minilm/model --threads 2
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """Span parser vs Biaffine parse speed, measured in alternation, with the span parser's accuracy beside it.
 
-Issue 7's bar: the default span parser parses EWT test at least half as fast as our Biaffine parser with the same
+The bar: the default span parser parses EWT test at least half as fast as our Biaffine parser with the same
 encoder. On a shared 2-core machine a single timing drifts by ±10 % from minute to minute, so the two models are
-timed in alternation (one full parse of the file each per round, after a warm-up of each) and the ratio is taken
-of the medians (the ratio of each round is recorded too). Each span setting (``--ks``) is also parsed once more and scored against the file's gold trees.
+timed in alternation (one full parse of the file each per round, after a warm-up of each, timed by
+``spandep.pipeline.speed.measure_speed``) and the ratio is taken of the medians (the ratio of each round is recorded
+too). Each span setting (``--ks``) is also parsed once more and scored against the file's gold trees.
 
-    .venv/bin/python -m benchmarks.speed_ratio --baseline runs/default-biaffine \\
+    .venv/bin/python -m benchmarks.scripts.speed_ratio --baseline runs/default-biaffine \\
         --test ../shared/data/en_ewt/en_ewt-ud-test.conllu --ks 2 5 --rounds 5 \\
-        --out benchmarks/results/speed_ratio__en_ewt_test__default_model_span.json
+        --out benchmarks/results/legacy/speed_ratio__en_ewt_test__default_model_span.json
 """
 
 from __future__ import annotations
@@ -17,27 +18,24 @@ import json
 import platform
 import statistics
 import sys
-import time
 from typing import Any
 
 import torch
 
-from benchmarks.record import git
+from benchmarks.suite.record import git
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.evaluation.metrics import evaluate
 from spandep.pipeline.model_io import load_model
 from spandep.pipeline.predict import parse_stream, span_inference_options
+from spandep.pipeline.speed import measure_speed
 
 DEFAULT_MODEL = "src/spandep/resources/default_model"
 
 
 def parse_seconds(model: Any, sentences: list[Sentence], options: dict[str, Any] | None) -> float:
     """Wall-clock seconds of one full parse of ``sentences`` (trees built, nothing written)."""
-    start = time.perf_counter()
-    for _ in parse_stream(model, sentences, span_options=options):
-        pass
-    return time.perf_counter() - start
+    return measure_speed(model, sentences, runs=1, warmup=0, span_options=options)["runs_seconds"][0]
 
 
 def accuracy(model: Any, sentences: list[Sentence], options: dict[str, Any] | None) -> dict[str, float]:
@@ -76,7 +74,7 @@ def main() -> None:
         med = statistics.median(seconds[name])
         rows.append({
             "system": name,
-            "seconds": [round(t, 3) for t in seconds[name]],
+            "seconds": seconds[name],
             "median_seconds": round(med, 3),
             "sent_per_s": round(len(sentences) / med, 1),
             "words_per_s": round(words / med, 1),
@@ -90,7 +88,7 @@ def main() -> None:
         "model": args.model, "rounds": args.rounds, "threads": args.threads, "torch": torch.__version__,
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
         "git_commit": git("rev-parse", "--short", "HEAD"),
-        "command": "python -m benchmarks.speed_ratio " + " ".join(sys.argv[1:]), "systems": rows,
+        "command": "python -m benchmarks.scripts.speed_ratio " + " ".join(sys.argv[1:]), "systems": rows,
     }
     for row in rows:
         print(f"{row['system']:>18}: {row['sent_per_s']:7.1f} sent/s ({row['vs_biaffine']:.0%} of Biaffine)  "

@@ -1,5 +1,5 @@
 """Parse a 100,000-sentence file with ``spandep parse`` and check that it streams: peak RSS stays bounded and
-the output has exactly the input's sentences, tokens and columns, in order (issue 6, item 5).
+the output has exactly the input's sentences, tokens and columns, in order.
 
 Builds the input by repeating the sentences of EWT train (../shared/data/en_ewt; read, never copied into the
 repository) until ``--sentences`` are written, each block unchanged (comments, multiword tokens and empty nodes
@@ -7,8 +7,8 @@ included). Runs ``spandep parse`` as a child process, samples its RSS every ``--
 peak from the kernel (``ru_maxrss`` of the child; with ``--workers`` the largest process, not their sum). Then reads input and output side by side and compares every sentence:
 comments, extra lines and all columns but HEAD and DEPREL equal (UPOS may only fill a ``_``), HEAD a tree. Prints one JSON report.
 
-    .venv/bin/python benchmarks/robustness/stream_100k.py --sentences 100000 --threads 2
-    .venv/bin/python benchmarks/robustness/stream_100k.py --sentences 2000 --model runs/ewt-biaffine-minilm/model
+    .venv/bin/python benchmarks/scripts/robustness/stream_100k.py --sentences 100000 --threads 2
+    .venv/bin/python benchmarks/scripts/robustness/stream_100k.py --sentences 2000 --model runs/ewt-biaffine-minilm/model
 
 The input and output go to a temporary folder (kept with ``--work DIR``).
 """
@@ -28,7 +28,7 @@ from pathlib import Path
 from spandep.data.conllu import read_conllu
 from spandep.data.trees import is_valid_tree
 
-EWT_TRAIN = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "en_ewt" / "en_ewt-ud-train.conllu"
+EWT_TRAIN = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "en_ewt" / "en_ewt-ud-train.conllu"
 
 
 def build_input(source: Path, target: Path, sentences: int) -> int:

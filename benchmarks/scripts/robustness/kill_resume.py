@@ -1,5 +1,5 @@
 """kill -9 a training run at random moments, resume it, and check it ends with the same weights as an
-uninterrupted run with the same seed (issue 6, item 4; the in-process version is tests/test_training.py).
+uninterrupted run with the same seed (the in-process version is tests/test_training.py).
 
 Writes a tiny config (word + char BiLSTM encoder, Biaffine or span model) over the first N sentences of EWT
 train, runs ``spandep train`` once without interruption (A), then again in a fresh folder (B) that is killed
@@ -9,8 +9,8 @@ command until it finishes. After each kill it checks the checkpoint folder (``la
 checkpoint; no stray temporary files besides the one being written). At the end it compares every tensor of
 A/model and B/model, and the dev scores of their train.log. Prints one JSON report (``--out`` writes it too).
 
-    .venv/bin/python benchmarks/robustness/kill_resume.py --sentences 400 --epochs 3 --kills 3
-    .venv/bin/python benchmarks/robustness/kill_resume.py --model span --sentences 400 --epochs 3 --kills 3
+    .venv/bin/python benchmarks/scripts/robustness/kill_resume.py --sentences 400 --epochs 3 --kills 3
+    .venv/bin/python benchmarks/scripts/robustness/kill_resume.py --model span --sentences 400 --epochs 3 --kills 3
 
 Nothing is written into the repository: the runs go to a temporary folder (kept with ``--work DIR``).
 """
@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file
 
-EWT = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "en_ewt"
+EWT = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "en_ewt"
 SPANDEP = [sys.executable, "-m", "spandep.cli.main"]
 MODELS = {
     "biaffine": 'type = "biaffine"\narc_mlp = 64\nrel_mlp = 32\n',

@@ -1,7 +1,7 @@
 """Write a copy of a CoNLL-U file with every UPOS set to ``_`` (to measure a tagging head: parse the copy, then
 ``spandep evaluate GOLD PRED`` reports UPOS accuracy against the original).
 
-    .venv/bin/python benchmarks/blank_upos.py ../shared/data/en_ewt/en_ewt-ud-test.conllu /tmp/test-noupos.conllu
+    .venv/bin/python benchmarks/scripts/blank_upos.py ../shared/data/en_ewt/en_ewt-ud-test.conllu /tmp/test-noupos.conllu
 """
 
 from __future__ import annotations
