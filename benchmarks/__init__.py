@@ -1,2 +1,2 @@
 """Benchmarks (README.md here): the suite in ``suite/``, one-off measurements in ``scripts/``, what they wrote in
-``results/``; ``tune_span.py`` chooses a span model's inference settings on dev."""
+``results/`` (``spandep tune`` chooses a span model's inference settings on dev)."""

@@ -15,7 +15,7 @@ from benchmarks.suite.record import REQUIRED
 from benchmarks.suite.report import BEGIN, END, load_results, render, replace_section
 from benchmarks.suite.run import ensure_model, parse_args, run_suite
 from benchmarks.suite.systems import DATASETS, E5_SETS, REPO, SYSTEMS, Dataset, System
-from benchmarks.tune_span import CHOICE_FILE
+from spandep.pipeline.model_io import CHOICE_FILE
 from spandep.training.config import load_config
 
 
@@ -139,7 +139,7 @@ def test_runner_tunes_a_span_model_on_dev_once(tmp_path, tiny_models):
     saved = json.loads((tmp_path / "run" / "model" / "config.json").read_text())["model"]["inference"]
     assert all(saved[key] == choice["best"][key] for key in ("k", "lam", "decoder", "retrieval"))
     [result] = load_results(tmp_path / "results")
-    assert "benchmarks.tune_span" in result["inference_chosen_by"] and result["inference"]["k"] == choice["best"]["k"]
+    assert "spandep tune" in result["inference_chosen_by"] and result["inference"]["k"] == choice["best"]["k"]
 
     (tmp_path / "results" / "tiny_dev__span_sweep__span.json").unlink()
     run_suite([("tiny-span", "tiny")], systems, {"tiny": Dataset(TRAIN, DEV, DEV)}, args)

@@ -19,10 +19,10 @@ import json
 import torch
 
 from spandep.data.conllu import read_conllu
-from spandep.models.span_parser import build_linker
+from spandep.inference import InferenceOptions, InferenceStats
+from spandep.models.span import LINKERS
 from spandep.pipeline.model_io import load_model
 from spandep.pipeline.predict import parse_stream
-from spandep.pipeline.span_inference import InferenceStats
 from spandep.pipeline.speed import measure_speed
 
 
@@ -37,16 +37,17 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     model = load_model(args.model)
-    model.word_scorer = model.tagger = None  # encoder, proposal and linker only
+    model.word_scorer = None  # encoder, proposal and linker only
+    model.heads.clear()
     sentences = list(read_conllu(args.test))[: args.sentences]
-    options = {"k": args.k, "lam": 1.0, "retrieval": False, "mutual": True, "arc_weight": 0.0, "label_source": "linker"}
+    options = InferenceOptions(decoder="projective", k=args.k, lam=1.0, retrieval=False, mutual=True, arc_weight=0.0, label_source="linker")
     late = model.linker
     rows = []
     for fmt in ("late", "inline", "paired"):
-        model.linker = late if fmt == "late" else build_linker({"format": fmt, "model": "all-MiniLM-L6-v2"}, model.encoder.out_dim, model.labels)
+        model.linker = late if fmt == "late" else LINKERS.get(fmt).build(fmt, {"model": "all-MiniLM-L6-v2"}, model.encoder.out_dim, model.labels, None)
         stats = InferenceStats()
-        list(parse_stream(model, sentences, decoder="projective", span_options=options, stats=stats))
-        speed = measure_speed(model, sentences, runs=1, warmup=0, decoder="projective", span_options=options)
+        list(parse_stream(model, sentences, options, stats=stats))
+        speed = measure_speed(model, sentences, runs=1, warmup=0, options=options)
         rows.append({"format": fmt, "trained": fmt == "late", "sentences": speed["sentences"], "words": speed["words"], "k": args.k,
                      "queries": stats.queries, "too_long": stats.too_long, "seconds": round(speed["runs_seconds"][0], 2),
                      "sent_per_s": speed["sent_per_s"]["mean"], "words_per_s": speed["words_per_s"]["mean"],

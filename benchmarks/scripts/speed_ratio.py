@@ -26,20 +26,21 @@ from benchmarks.suite.record import git
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.evaluation.metrics import evaluate
+from spandep.inference import InferenceOptions
 from spandep.pipeline.model_io import load_model
-from spandep.pipeline.predict import parse_stream, span_inference_options
+from spandep.pipeline.predict import parse_stream
 from spandep.pipeline.speed import measure_speed
 
 DEFAULT_MODEL = "src/spandep/resources/default_model"
 
 
-def parse_seconds(model: Any, sentences: list[Sentence], options: dict[str, Any] | None) -> float:
+def parse_seconds(model: Any, sentences: list[Sentence], options: InferenceOptions) -> float:
     """Wall-clock seconds of one full parse of ``sentences`` (trees built, nothing written)."""
-    return measure_speed(model, sentences, runs=1, warmup=0, span_options=options)["runs_seconds"][0]
+    return measure_speed(model, sentences, runs=1, warmup=0, options=options)["runs_seconds"][0]
 
 
-def accuracy(model: Any, sentences: list[Sentence], options: dict[str, Any] | None) -> dict[str, float]:
-    report = evaluate(sentences, list(parse_stream(model, sentences, span_options=options)))
+def accuracy(model: Any, sentences: list[Sentence], options: InferenceOptions) -> dict[str, float]:
+    report = evaluate(sentences, list(parse_stream(model, sentences, options)))
     return {key: round(float(getattr(report, key)), 2) for key in ("uas", "las", "uas_no_punct", "las_no_punct")}
 
 
@@ -57,10 +58,10 @@ def main() -> None:
     baseline, span = load_model(args.baseline), load_model(args.model)
     sentences = list(read_conllu(args.test))
     words = sum(len(s) for s in sentences)
-    saved_k = int(span_inference_options(span)["k"])
+    saved_k = int(span.settings().k or 0)
     ks = args.ks or [saved_k]
-    systems: list[tuple[str, Any, dict[str, Any] | None]] = [("biaffine", baseline, None)]
-    systems += [(f"span k={k}" + (" (saved)" if k == saved_k else ""), span, {"k": k}) for k in ks]
+    systems: list[tuple[str, Any, InferenceOptions]] = [("biaffine", baseline, InferenceOptions())]
+    systems += [(f"span k={k}" + (" (saved)" if k == saved_k else ""), span, InferenceOptions(k=k)) for k in ks]
     for _, model, options in systems:  # warm-up
         parse_seconds(model, sentences, options)
     seconds: dict[str, list[float]] = {name: [] for name, _, _ in systems}
@@ -80,7 +81,7 @@ def main() -> None:
             "words_per_s": round(words / med, 1),
             "vs_biaffine": round(base / med, 3),
             "vs_biaffine_by_round": [round(b / t, 3) for b, t in zip(seconds["biaffine"], seconds[name])],
-            "inference": span_inference_options(model, options),
+            "inference": model.settings(options).given(),
             "accuracy": accuracy(model, sentences, options),
         })
     result = {

@@ -16,6 +16,7 @@ import torch
 
 from spandep import __version__
 from spandep.data.conllu import read_conllu
+from spandep.inference import InferenceOptions
 from spandep.pipeline.model_io import load_model
 from spandep.pipeline.speed import measure_speed
 
@@ -34,10 +35,11 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     model = load_model(args.model)
-    measured = measure_speed(model, list(read_conllu(args.test)), args.runs, 1, args.batch_tokens, args.decoder)
+    options = InferenceOptions(decoder=args.decoder, batch_tokens=args.batch_tokens)
+    measured = measure_speed(model, list(read_conllu(args.test)), args.runs, 1, options)
     seconds = measured["runs_seconds"][-1]
     result = {
-        "system": f"spandep {__version__} {model.model_type}",
+        "system": f"spandep {__version__} {model.name}",
         "model": args.model,
         "test": args.test,
         "sentences": measured["sentences"],

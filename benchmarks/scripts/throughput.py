@@ -94,7 +94,7 @@ def main() -> None:
         row["sent_per_s"] = round(len(sentences) / row["seconds"], 1)
         row["words_per_s"] = round(words / row["seconds"], 1)
     result = {
-        "data": args.data, "model": model_dir, "model_type": model.model_type, "sentences": len(sentences),
+        "data": args.data, "model": model_dir, "model_type": model.name, "sentences": len(sentences),
         "words": words, "model_load_seconds": round(load_seconds, 1), "paths": rows,
         "machine": machine(),
         "torch": torch.__version__, "command": "python -m benchmarks.scripts.throughput " + " ".join(sys.argv[1:]),

@@ -22,7 +22,7 @@ from spandep.data.conllu import read_conllu
 from spandep.evaluation.metrics import evaluate
 from spandep.pipeline.model_io import load_model
 from spandep.pipeline.predict import parse_stream
-from spandep.pipeline.span_inference import InferenceStats
+from spandep.inference import InferenceOptions, InferenceStats
 from spandep.pipeline.speed import measure_speed
 
 
@@ -40,13 +40,14 @@ def main() -> None:
     model = load_model(args.model, device=args.device)
     gold = list(islice(read_conllu(args.test), args.limit))
     stats = InferenceStats()
-    pred = list(parse_stream(model, gold, args.batch_tokens, args.decoder, stats=stats))
+    options = InferenceOptions(decoder=args.decoder, batch_tokens=args.batch_tokens)
+    pred = list(parse_stream(model, gold, options, stats=stats))
     report = evaluate(gold, pred, gold_source=args.test, pred_source=f"{args.model} (in memory)")
-    speed = measure_speed(model, gold, runs=1, warmup=0, batch_tokens=args.batch_tokens, decoder=args.decoder)
+    speed = measure_speed(model, gold, runs=1, warmup=0, options=options)
     print(json.dumps({
         "evaluation": report.to_dict(),
         "speed": speed,
-        "span_stats": asdict(stats) if model.model_type == "span" else None,
+        "span_stats": asdict(stats),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),  # Linux: ru_maxrss in KiB
     }))
 

@@ -5,7 +5,7 @@
 For every system × dataset of the suite (the tables in benchmarks/suite/systems.py): run ``spandep train CONFIG`` when the
 config's model folder does not exist or its run has not finished (that resumes it; with ``--no-reuse`` always, which
 returns at once for a finished run; a run another process is training is a clear error, not a second writer); for a span system,
-choose the model's inference settings on dev once (``benchmarks.tune_span`` with the system's grid and
+choose the model's inference settings on dev once (``spandep tune`` with the system's grid and
 ``--write-model``; its sweep goes to ``OUT/<dataset>_dev__span_sweep__<run>.json``); then parse and score
 the test split in a child process (benchmarks/suite/measure.py) and write ``OUT/<dataset>__<system>.json``
 (fields: benchmarks/suite/record.py). Span systems override only the decoder of the model's saved, dev-chosen inference
@@ -27,7 +27,7 @@ from typing import Any
 
 from benchmarks.suite.record import NOT_TRAINED, checkout, encoder_name, machine, scores, trained_on, training, write_result
 from benchmarks.suite.systems import DATASETS, REPO, RESULTS, SUITES, SYSTEMS, Dataset, System
-from benchmarks.tune_span import CHOICE_FILE
+from spandep.pipeline.model_io import CHOICE_FILE
 from spandep.training.config import load_config
 
 
@@ -44,15 +44,15 @@ def ensure_model(config: dict[str, Any], config_path: Path, reuse: bool, threads
 
 
 def ensure_tuned(model: Path, system: System, dev: Path, sweep: Path, threads: int, device: str) -> str | None:
-    """For a span system: choose the model's inference settings on dev with ``benchmarks.tune_span`` (once per
+    """For a span system: choose the model's inference settings on dev with ``spandep tune`` (once per
     model: its ``inference_choice.json`` marks it done); the command that chose them, or None for other systems."""
     if not system.tune:
         return None
     choice = model / CHOICE_FILE
     if not choice.is_file():
         sweep.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "benchmarks.tune_span", "--model", str(model), "--dev", str(dev),
-               "--threads", str(threads), "--device", device, *system.tune, "--out", str(sweep), "--write-model"]
+        cmd = [sys.executable, "-m", "spandep", "tune", str(model), str(dev),
+               "--threads", str(threads), "--device", device, *system.tune, "--out", str(sweep), "--write"]
         subprocess.run(cmd, cwd=REPO, stdout=subprocess.DEVNULL, check=True)
     return json.loads(choice.read_text())["command"]
 

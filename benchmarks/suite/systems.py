@@ -46,7 +46,7 @@ SUITES: dict[str, tuple[str, ...]] = {"ewt": ("en_ewt",), "all": tuple(DATASETS)
 @dataclass(frozen=True)
 class System:
     """Training configs by dataset name; ``decoder`` (``mst`` or ``projective``) overrides the model's own; ``tune``
-    (span systems): the grid arguments of ``benchmarks.tune_span``, run on dev after training to choose the model's
+    (span systems): the grid arguments of ``spandep tune``, run on dev after training to choose the model's
     inference settings; ``model``: a finished model folder (from the repository root) measured as it is, with the
     inference settings it ships with, instead of the config's run (the config then only names its data and encoder)."""
 
@@ -59,12 +59,12 @@ class System:
 # The seven non-English or PTB-sample treebanks, all with the multilingual encoder (one encoder for every language).
 E5_SETS = ("zh_gsd_v1", "fr_sequoia", "it_partut", "ru_taiga", "no_nynorsklia", "cs_cltt", "ptb_nltk_sample")
 
-# tune_span grids as recorded in each run's sweep file (benchmarks/results/*_dev__span_sweep__*.json).
-LW3_GRID = ("--lams", "0.25", "0.5", "1", "2", "--ablate-mutual")
-RUN1_GRID = ("--lams", "0.5", "1", "2", "4", "--ablate-mutual")
-WORD_GRID = ("--ks", "2", "5", "--lams", "0.25", "0.5", "1", "--arc-weights", "0", "0.5", "1", "2", "--ablate-mutual")
-E5_GRID = ("--ks", "2", "5")
-ABLATION_GRID = ("--ks", "2", "5", "--ablate-mutual")
+# spandep tune grids (benchmarks.tune_span before it) as recorded in each run's sweep file (benchmarks/results/*_dev__span_sweep__*.json).
+LW3_GRID = ("--lams", "0.25,0.5,1,2", "--ablate-mutual")
+RUN1_GRID = ("--lams", "0.5,1,2,4", "--ablate-mutual")
+WORD_GRID = ("--ks", "2,5", "--lams", "0.25,0.5,1", "--arc-weights", "0,0.5,1,2", "--ablate-mutual")
+E5_GRID = ("--ks", "2,5")
+ABLATION_GRID = ("--ks", "2,5", "--ablate-mutual")
 ABLATIONS = ("span-span", "token-token", "span-token", "token-span", "no-mutual")
 
 DEFAULT_MODEL = "src/spandep/resources/default_model"
