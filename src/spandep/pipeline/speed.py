@@ -30,11 +30,7 @@ def _spread(values: list[float]) -> dict[str, float]:
 
 
 def measure_speed(
-    model: Parser,
-    sentences: list[Sentence],
-    runs: int = 3,
-    warmup: int = 1,
-    options: InferenceOptions | None = None,
+    model: Parser, sentences: list[Sentence], runs: int = 3, warmup: int = 1, options: InferenceOptions | None = None
 ) -> dict[str, Any]:
     """Time ``runs`` full parses of ``sentences`` with ``options`` after ``warmup`` untimed ones; see the module
     docstring."""

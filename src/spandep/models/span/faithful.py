@@ -172,12 +172,7 @@ class SpanLinker(PretrainedAssets, LinkScorer):
     def export_config(self) -> dict[str, Any]:
         """JSON-serialisable constructor arguments (``from_config`` rebuilds the model)."""
         return {
-            "model_type": self.model_type,
-            "model": self.model_name,
-            "labels": self.labels,
-            "query_format": self.query_format,
-            "upos_vocab": self.upos_vocab,
-            "max_len": self.max_len,
-            "freeze_embeddings": self.freeze_embeddings,
+            "model_type": self.model_type, "model": self.model_name, "labels": self.labels, "query_format": self.query_format,
+            "upos_vocab": self.upos_vocab, "max_len": self.max_len, "freeze_embeddings": self.freeze_embeddings,
             **self.hparams,
         }

@@ -49,14 +49,9 @@ class SpanParser(Parser):
     """Encoder + span proposal + span linker; ``loss`` is the sum of the proposal and linking losses."""
 
     name = "span"
-    config_defaults = {
-        "span_mlp": 500,
-        "span_dropout": 0.33,
-        "query_rate": 1.0,
-        "max_queries": 0,
-        "noisy_rate": 0.0,
-        "linker": {"format": "late"},
-        "word_scorer": False,  # true (default sizes) or a table of BiaffineScorer sizes: a word-level head
+    config_defaults = {  # word_scorer: true (default sizes) or a table of BiaffineScorer sizes, a word-level head
+        "span_mlp": 500, "span_dropout": 0.33, "query_rate": 1.0, "max_queries": 0, "noisy_rate": 0.0,
+        "linker": {"format": "late"}, "word_scorer": False,
     }
     decoders = {"mst": "span_mst", "projective": "span_dp"}
     inference_defaults = {
