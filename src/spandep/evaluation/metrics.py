@@ -43,6 +43,7 @@ __all__ = [
     "EvalReport",
     "check_gold_tree",
     "evaluate",
+    "same_words",
 ]
 
 CLAS_FUNCTION_RELATIONS = frozenset({"aux", "case", "cc", "clf", "cop", "det", "mark", "punct"})
@@ -231,6 +232,11 @@ class _Acc:
 
 def _universal(deprel: str) -> str:
     return deprel.split(":", 1)[0]
+
+
+def same_words(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> bool:
+    """Whether the two documents have the same sentences with the same word forms (:func:`evaluate`'s input)."""
+    return len(gold) == len(pred) and all(g.forms == p.forms for g, p in zip(gold, pred))
 
 
 def check_gold_tree(sentence: Sentence) -> None:
