@@ -10,33 +10,20 @@ import random
 from dataclasses import dataclass, field, replace
 
 from spandep.data.conllu import format_sentence, read_conllu
-from spandep.data.sentence import Sentence
+from spandep.data.sentence import Sentence, Token
 
 LABELS = ("nsubj", "obj", "obl", "obl:tmod", "nmod", "det", "case", "cc", "conj", "punct", "amod", "aux:pass", "mark")
 UPOS = ("NOUN", "VERB", "ADP", "DET", "PUNCT")
 
 
 @dataclass
-class Word:
-    """A word of a document being built: its columns and ``head``, the ``key`` of its head word (None: root).
-    ``key`` identifies the word (a gold word's key is kept by the system words made from it)."""
-
-    key: int
-    form: str
-    lemma: str = "_"
-    upos: str = "_"
-    xpos: str = "_"
-    feats: str = "_"
-    head: int | None = None
-    deprel: str = "dep"
-
-
-@dataclass
 class Tok:
-    """A token: one word, or a multiword token (``mwt``) with its words."""
+    """A token: one word, or a multiword token (``mwt``) with its words. While a document is built, a word's ``id``
+    is a key through the whole document (kept by the system words made from a gold word) and its ``head`` is its
+    head's key (None: the root)."""
 
     form: str
-    words: list[Word]
+    words: list[Token]
     mwt: bool = False
 
 
@@ -61,7 +48,7 @@ def from_sentences(sentences: list[Sentence]) -> Doc:
         while i < len(sent.words):
             last, form = ranges.get(i + 1, (i + 1, sent.words[i].form))
             words = [
-                Word(base + w.id, w.form, w.lemma, w.upos, w.xpos, w.feats, None if w.head == 0 else base + w.head, w.deprel)
+                Token(base + w.id, w.form, w.lemma, w.upos, w.xpos, w.feats, None if w.head == 0 else base + w.head, w.deprel)
                 for w in sent.words[i:last]
             ]
             toks.append(Tok(form, words, mwt=(i + 1) in ranges))
@@ -76,7 +63,7 @@ def to_conllu(doc: Doc, rng: random.Random) -> str:
     blocks = []
     for toks in doc.sentences:
         words = [w for t in toks for w in t.words]
-        local = {w.key: i + 1 for i, w in enumerate(words)}
+        local = {w.id: i + 1 for i, w in enumerate(words)}
         heads = _tree([local.get(w.head, -1) if w.head is not None else 0 for w in words], rng)
         lines = []
         n = 0
@@ -112,7 +99,7 @@ def _maybe(rng: random.Random, p: float) -> bool:
     return rng.random() < p
 
 
-def _noisy(w: Word, rng: random.Random, keys: list[int]) -> Word:
+def _noisy(w: Token, rng: random.Random, keys: list[int]) -> Token:
     """``w`` with some of its columns changed (head, label, subtype, UPOS, XPOS, features, lemma)."""
     if _maybe(rng, 0.1):
         w = replace(w, head=rng.choice(keys))
@@ -134,9 +121,9 @@ def _noisy(w: Word, rng: random.Random, keys: list[int]) -> Word:
 def _retokenise(toks: list[Tok], rng: random.Random, next_key: list[int]) -> list[Tok]:
     """One sentence's tokens with random merges, splits and multiword-token changes."""
 
-    def new_word(form: str) -> Word:
+    def new_word(form: str) -> Token:
         next_key[0] += 1
-        return Word(next_key[0], form, form, rng.choice(UPOS), "_", "_", None, rng.choice(LABELS))
+        return Token(next_key[0], form, form, rng.choice(UPOS), "_", "_", None, rng.choice(LABELS))
 
     out: list[Tok] = []
     i = 0
@@ -173,7 +160,7 @@ def _retokenise(toks: list[Tok], rng: random.Random, next_key: list[int]) -> lis
 def system_doc(gold: Doc, rng: random.Random) -> Doc:
     """A system version of ``gold``: about one token in four retokenised, sentence boundaries removed and added,
     columns made noisy."""
-    next_key = [max(w.key for s in gold.sentences for t in s for w in t.words)]
+    next_key = [max(w.id for s in gold.sentences for t in s for w in t.words)]
     flat: list[Tok] = []
     ends: set[int] = set()
     for toks in gold.sentences:
@@ -181,7 +168,7 @@ def system_doc(gold: Doc, rng: random.Random) -> Doc:
         ends.add(len(flat))
     ends = {e for e in ends if not _maybe(rng, 0.2)} | {rng.randrange(1, len(flat)) for _ in range(len(ends) // 5)}
     ends.add(len(flat))
-    keys = [w.key for t in flat for w in t.words]
+    keys = [w.id for t in flat for w in t.words]
     doc = Doc()
     start = 0
     for end in sorted(ends):
@@ -217,11 +204,11 @@ def _random_doc(text: str, rng: random.Random) -> Doc:
         words = []
         for f in forms:
             key += 1
-            words.append(Word(key, f, rng.choice(["_", "a", "b"]), rng.choice(UPOS), rng.choice("XY"),
+            words.append(Token(key, f, rng.choice(["_", "a", "b"]), rng.choice(UPOS), rng.choice("XY"),
                               rng.choice(["_", "Number=Sing", "Number=Sing|Typo=Yes", "Case=Nom|Number=Plur"]),
                               None, rng.choice(LABELS + ("root",))))
         flat.append(Tok(form, words, mwt))
-    keys = [w.key for t in flat for w in t.words]
+    keys = [w.id for t in flat for w in t.words]
     for t in flat:
         for w in t.words:
             w.head = rng.choice(keys) if _maybe(rng, 0.9) else None
