@@ -48,7 +48,8 @@ def from_sentences(sentences: list[Sentence]) -> Doc:
         while i < len(sent.words):
             last, form = ranges.get(i + 1, (i + 1, sent.words[i].form))
             words = [
-                Token(base + w.id, w.form, w.lemma, w.upos, w.xpos, w.feats, None if w.head == 0 else base + w.head, w.deprel)
+                Token(base + w.id, w.form, w.lemma, w.upos, w.xpos, w.feats,
+                      None if w.head == 0 else base + w.head, w.deprel)
                 for w in sent.words[i:last]
             ]
             toks.append(Tok(form, words, mwt=(i + 1) in ranges))
@@ -72,7 +73,8 @@ def to_conllu(doc: Doc, rng: random.Random) -> str:
                 lines.append(f"{n + 1}-{n + len(t.words)}\t{t.form}" + "\t_" * 8)
             for w in t.words:
                 n += 1
-                lines.append(f"{n}\t{w.form}\t{w.lemma}\t{w.upos}\t{w.xpos}\t{w.feats}\t{heads[n - 1]}\t{w.deprel}\t_\t_")
+                columns = (n, w.form, w.lemma, w.upos, w.xpos, w.feats, heads[n - 1], w.deprel, "_", "_")
+                lines.append("\t".join(map(str, columns)))
         blocks.append("\n".join(lines) + "\n\n")
     return "".join(blocks)
 
@@ -139,7 +141,8 @@ def _retokenise(toks: list[Tok], rng: random.Random, next_key: list[int]) -> lis
             out.append(Tok(t.form, words, mwt=True))
         elif t.mwt and r < 0.5 and len(t.form) > 1:  # split into two plain tokens
             cut = rng.randrange(1, len(t.form))
-            out += [Tok(t.form[:cut], [replace(t.words[0], form=t.form[:cut])]), Tok(t.form[cut:], [new_word(t.form[cut:])])]
+            first, second = replace(t.words[0], form=t.form[:cut]), new_word(t.form[cut:])
+            out += [Tok(first.form, [first]), Tok(second.form, [second])]
         elif nxt is not None and r < 0.6:  # merged with the next token into one multiword token, words kept
             out.append(Tok(t.form + nxt.form, t.words + nxt.words, mwt=True))
             i += 1

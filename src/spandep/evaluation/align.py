@@ -42,9 +42,9 @@ class Span:
 class SpanWord:
     """A syntactic word placed in the text. ``token`` is its token's span (the whole multiword token for a word
     inside one, ``in_mwt``); ``form`` is what the alignment compares: the FORM, with the space separators taken
-    out for a word that is its own token (as its text is); ``head`` is the index of its head in the document's word list, :data:`ROOT`, or
-    ``None`` where HEAD is ``_``; ``ufeats`` keeps only the universal features, sorted; ``udeprel`` is the
-    DEPREL without its subtype."""
+    out for a word that is its own token (as its text is); ``head`` is the index of its head in the document's
+    word list, :data:`ROOT`, or ``None`` where HEAD is ``_``; ``ufeats`` keeps only the universal features,
+    sorted; ``udeprel`` is the DEPREL without its subtype."""
 
     word: Token
     token: Span
@@ -147,7 +147,8 @@ def check_same_text(gold: SpanDocument, system: SpanDocument) -> None:
     that character in both files and quoting what follows it in each."""
     if gold.text == system.text:
         return
-    at = next((i for i, (a, b) in enumerate(zip(gold.text, system.text)) if a != b), min(len(gold.text), len(system.text)))
+    shorter = min(len(gold.text), len(system.text))
+    at = next((i for i, (a, b) in enumerate(zip(gold.text, system.text)) if a != b), shorter)
     raise InputFormatError(
         system.source,
         _line_at(system, at),
@@ -167,7 +168,8 @@ def _in_region(words: list[SpanWord], i: int, end: int) -> bool:
 
 def _region(gold: list[SpanWord], system: list[SpanWord], g: int, s: int) -> tuple[int, int, int, int]:
     """The multiword region that starts at ``gold[g]`` / ``system[s]`` (one of which is in a multiword token):
-    ``(g0, g1, s0, s1)`` so that the region's words are ``gold[g0:g1]`` and ``system[s0:s1]``."""
+    ``(g0, g1, s0, s1)`` so that the region's words are ``gold[g0:g1]`` and ``system[s0:s1]``. A plain word of
+    the other file that starts before the multiword token it meets is left out of the region."""
     if gold[g].in_mwt:
         end = gold[g].token.end
         if not system[s].in_mwt and system[s].token.start < gold[g].token.start:

@@ -32,6 +32,7 @@ from spandep.data.sentence import Sentence
 from spandep.evaluation.align import (
     ROOT,
     Alignment,
+    Span,
     SpanDocument,
     SpanWord,
     align_words,
@@ -203,7 +204,9 @@ class _Scorer:
         gw, sw = self.gold[g], self.system[s]
         if gw.word.upos != sw.word.upos or gw.ufeats != sw.ufeats:
             return False
-        gold_kids = [(c, self.gold[c].udeprel, self.gold[c].word.upos, self.gold[c].ufeats) for c in self.gold_children[g]]
+        gold_kids = [
+            (c, self.gold[c].udeprel, self.gold[c].word.upos, self.gold[c].ufeats) for c in self.gold_children[g]
+        ]
         system_kids = [
             (self.to_gold[c], self.system[c].udeprel, self.system[c].word.upos, self.system[c].ufeats)
             for c in self.system_children[s]
@@ -211,7 +214,7 @@ class _Scorer:
         return gold_kids == system_kids
 
 
-def _spans_score(gold: Sequence[Any], system: Sequence[Any]) -> Score:
+def _spans_score(gold: Sequence[Span], system: Sequence[Span]) -> Score:
     """Correct = system spans that start and end where a gold span does (both lists in text order)."""
     gold_ends = {span.start: span.end for span in gold}
     correct = sum(gold_ends.get(span.start) == span.end for span in system)
