@@ -152,7 +152,8 @@ class Conll18Report:
 
 
 class _Scorer:
-    """Counts of the aligned-word metrics for two aligned documents."""
+    """Counts of the aligned-word metrics for two aligned documents; each predicate takes a gold and a system word
+    index and says whether the system word is right."""
 
     def __init__(self, gold: SpanDocument, system: SpanDocument, alignment: Alignment) -> None:
         self.gold = gold.words
@@ -184,6 +185,15 @@ class _Scorer:
             len(pairs),
         )
 
+    def upos(self, g: int, s: int) -> bool:
+        return self.gold[g].word.upos == self.system[s].word.upos
+
+    def xpos(self, g: int, s: int) -> bool:
+        return self.gold[g].word.xpos == self.system[s].word.xpos
+
+    def ufeats(self, g: int, s: int) -> bool:
+        return self.gold[g].ufeats == self.system[s].ufeats
+
     def head(self, g: int, s: int) -> bool:
         gold_head, system_head = self.gold[g].head, self.system[s].head
         if gold_head is None or system_head is None:
@@ -195,14 +205,16 @@ class _Scorer:
     def las(self, g: int, s: int) -> bool:
         return self.head(g, s) and self.gold[g].udeprel == self.system[s].udeprel
 
+    def las_full_labels(self, g: int, s: int) -> bool:
+        return self.head(g, s) and self.gold[g].word.deprel == self.system[s].word.deprel
+
     def lemma(self, g: int, s: int) -> bool:
         gold_lemma = self.gold[g].word.lemma
         return gold_lemma == "_" or gold_lemma == self.system[s].word.lemma
 
     def morphology(self, g: int, s: int) -> bool:
         """UPOS, UFeats and the function-word children agree (the part of MLAS beyond LAS)."""
-        gw, sw = self.gold[g], self.system[s]
-        if gw.word.upos != sw.word.upos or gw.ufeats != sw.ufeats:
+        if not (self.upos(g, s) and self.ufeats(g, s)):
             return False
         gold_kids = [
             (c, self.gold[c].udeprel, self.gold[c].word.upos, self.gold[c].ufeats) for c in self.gold_children[g]
@@ -238,29 +250,21 @@ def evaluate_conll18(
     alignment = align_words(gold_doc.words, system_doc.words)
     sc = _Scorer(gold_doc, system_doc, alignment)
 
-    def column(name: str) -> Callable[[int, int], bool]:
-        return lambda g, s: getattr(sc.gold[g].word, name) == getattr(sc.system[s].word, name)
-
-    upos, xpos = column("upos"), column("xpos")
-
-    def ufeats(g: int, s: int) -> bool:
-        return sc.gold[g].ufeats == sc.system[s].ufeats
-
     return Conll18Report(
         gold_source=gold_source,
         system_source=system_source,
         tokens=_spans_score(gold_doc.tokens, system_doc.tokens),
         sentences=_spans_score(gold_doc.sentences, system_doc.sentences),
         words=Score(len(alignment.pairs), len(gold_doc.words), len(system_doc.words)),
-        upos=sc.score(upos),
-        xpos=sc.score(xpos),
-        ufeats=sc.score(ufeats),
-        alltags=sc.score(lambda g, s: upos(g, s) and xpos(g, s) and ufeats(g, s)),
+        upos=sc.score(sc.upos),
+        xpos=sc.score(sc.xpos),
+        ufeats=sc.score(sc.ufeats),
+        alltags=sc.score(lambda g, s: sc.upos(g, s) and sc.xpos(g, s) and sc.ufeats(g, s)),
         lemmas=sc.score(sc.lemma),
         uas=sc.score(sc.head),
         las=sc.score(sc.las),
         clas=sc.score(sc.las, content_only=True),
         mlas=sc.score(lambda g, s: sc.las(g, s) and sc.morphology(g, s), content_only=True),
         blex=sc.score(lambda g, s: sc.las(g, s) and sc.lemma(g, s), content_only=True),
-        las_full_labels=sc.score(lambda g, s: sc.head(g, s) and sc.gold[g].word.deprel == sc.system[s].word.deprel),
+        las_full_labels=sc.score(sc.las_full_labels),
     )
