@@ -42,7 +42,7 @@ def test_runner_writes_results_and_report_renders_them(tmp_path, tiny_models):
     span = results["tiny-span-mst"]
     saved = json.loads((span_model / "config.json").read_text())["model"]["inference"]
     assert span["decoder"] == "mst" and span["inference"] == {**saved, "decoder": "mst"}
-    assert results["tiny-biaffine"]["decoder"] == "mst" and results["tiny-biaffine"]["inference"] is None
+    assert results["tiny-biaffine"]["decoder"] == "mst" and results["tiny-biaffine"]["inference"] == {"decoder": "mst"}
     assert results["tiny-biaffine"]["train_device"] == "cpu" and "--train-device" not in results["tiny-biaffine"]["command"]
     assert results["tiny-biaffine"]["parse_device"] == "cpu" and "--parse-device" not in results["tiny-biaffine"]["command"]
 
@@ -129,7 +129,7 @@ def test_runner_tunes_a_span_model_on_dev_once(tmp_path, tiny_models):
     """A span system with a grid gets its inference settings chosen on dev before it is measured, and only once."""
     config = write_config(tmp_path / "span.toml", tmp_path / "run", "bilstm", model=TINY_SPAN, epochs=1)
     shutil.copytree(tiny_models["span"], tmp_path / "run" / "model")
-    systems = {"tiny-span": System({"tiny": str(config)}, "projective", ("--ks", "1", "2", "--lams", "1"))}
+    systems = {"tiny-span": System({"tiny": str(config)}, "projective", ("--ks", "1,2", "--lams", "1"))}
     args = parse_args(["--out", str(tmp_path / "results"), "--threads", "1", "--limit", "3"])
     run_suite([("tiny-span", "tiny")], systems, {"tiny": Dataset(TRAIN, DEV, DEV)}, args)
 

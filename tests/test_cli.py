@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -43,10 +44,14 @@ def test_train_parse_evaluate_export(tmp_path, tiny_transformer_dir, model_table
     report = json.loads(result.output)
     assert report["sentences"] == len(gold)
 
-    for options in (["--decoder", "projective"], ["--decoder", "mst", "--k", "3", "--lam", "0.5"]):
+    span_settings = ["--k", "3", "--lam", "0.5"]
+    for options in (["--decoder", "projective"], ["--decoder", "mst", *(span_settings if model_table == TINY_SPAN else [])]):
         result = runner.invoke(app, ["parse", str(DEV), "-o", str(tmp_path / "p2.conllu"), "--model", str(model), *options])
         assert result.exit_code == 0, result.output
         assert all(is_valid_tree(p.heads) for p in read_conllu(tmp_path / "p2.conllu"))
+    if model_table != TINY_SPAN:  # span settings on a Biaffine model are a usage error, not silently ignored
+        result = runner.invoke(app, ["parse", str(DEV), "--model", str(model), *span_settings])
+        assert result.exit_code == 2 and "do not apply to a biaffine parser" in re.sub(r"[│╭╮╰╯─\s]+", " ", result.output)
     result = runner.invoke(app, ["parse", str(DEV), "--model", str(model), "--decoder", "greedy"])
     assert result.exit_code == 2 and "unknown decoder" in result.output
 

@@ -68,7 +68,7 @@ def _num(x: float | None, digits: int = 2) -> str:
 
 def _decoding(r: dict[str, Any]) -> str:
     opts = r.get("inference")
-    if not opts:
+    if not opts or "k" not in opts:  # a Biaffine model's settings are its decoder alone
         return r.get("decoder") or "–"
     extra = "".join(f", {name}" for name in ("retrieval", "mutual") if opts.get(name))
     if opts.get("arc_weight"):

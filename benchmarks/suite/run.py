@@ -101,7 +101,7 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
     return {
         "dataset": dataset_name, "split": "test", "labelled": dataset.labelled, "system": name, "encoder": encoder_name(config),
         "model_type": speed["model_type"], "decoder": speed["decoder"],
-        "inference": {**speed["inference"], "decoder": speed["decoder"]} if "inference" in speed else None,
+        "inference": {**speed["inference"], "decoder": speed["decoder"]},
         **scores(m["evaluation"]), "limit": args.limit,
         "parse_sent_per_s": speed["sent_per_s"]["mean"], "parse_words_per_s": speed["words_per_s"]["mean"],
         "parse_seconds": speed["runs_seconds"][0], "threads": speed["threads"], "batch_tokens": speed["batch_tokens"],
