@@ -1,2 +1,2 @@
-"""The benchmark suite: ``python -m benchmarks.run`` writes results/*.json, ``python -m benchmarks.report`` turns
-them into the tables of BENCHMARKS.md; the other scripts here are one-off measurements."""
+"""Benchmarks (README.md here): the suite in ``suite/``, one-off measurements in ``scripts/``, what they wrote in
+``results/`` (``spandep tune`` chooses a span model's inference settings on dev)."""

@@ -12,6 +12,7 @@ from conftest import DEV
 
 import spandep
 from spandep.api import Doc, Pipeline
+from spandep.inference import InferenceOptions
 from spandep.data.conllu import read_conllu
 from spandep.data.trees import is_projective, is_valid_tree
 from spandep.errors import InputFormatError, ModelError
@@ -136,17 +137,17 @@ def test_options(tiny_models, nlp, span_nlp):
     assert len(spandep.load(tiny_models["span"], k=3, lam=0.5, retrieval=False).parse_file(DEV)) == len(doc)
     assert all(is_valid_tree(s.heads) for s in span_nlp.parse_file(DEV))
     with pytest.raises(ValueError, match="unknown decoder 'greedy'"):
-        Pipeline(nlp.model, decoder="greedy")
+        Pipeline(nlp.model, InferenceOptions(decoder="greedy"))
     with pytest.raises(ValueError, match="batch_tokens must be a positive int"):
-        Pipeline(nlp.model, batch_tokens=0)
-    with pytest.raises(ValueError, match="k, lam: inference options of span models; this is a Biaffine model"):
-        Pipeline(nlp.model, span_options={"lam": 1.0, "k": 2})
-    with pytest.raises(ValueError, match="unknown span inference option.* beam; known: arc_weight, k"):
-        Pipeline(span_nlp.model, span_options={"beam": 4})
+        Pipeline(nlp.model, InferenceOptions(batch_tokens=0))
+    with pytest.raises(ValueError, match="k, lam do not apply to a biaffine parser; it takes decoder"):
+        Pipeline(nlp.model, InferenceOptions(lam=1.0, k=2))
+    with pytest.raises(ValueError, match="unknown inference option.* beam; known: arc_weight, batch_tokens"):
+        spandep.load(tiny_models["span"], beam=4)
     with pytest.raises(ValueError, match="k must be a positive int"):
-        Pipeline(span_nlp.model, span_options={"k": 0})
+        Pipeline(span_nlp.model, InferenceOptions(k=0))
     with pytest.raises(ValueError, match="need a model trained with a word scorer"):
-        Pipeline(span_nlp.model, span_options={"label_source": "word"})
+        Pipeline(span_nlp.model, InferenceOptions(label_source="word"))
 
 
 def test_missing_model(tmp_path):

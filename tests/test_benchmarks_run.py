@@ -9,13 +9,13 @@ from pathlib import Path
 
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 
-from benchmarks import record
-from benchmarks.nonprojectivity import nonprojective_share
-from benchmarks.record import REQUIRED
-from benchmarks.report import BEGIN, END, load_results, render, replace_section
-from benchmarks.run import ensure_model, parse_args, run_suite
-from benchmarks.suite import DATASETS, E5_SETS, REPO, SYSTEMS, Dataset, System
-from benchmarks.tune_span import CHOICE_FILE
+from benchmarks.scripts.nonprojectivity import nonprojective_share
+from benchmarks.suite import record
+from benchmarks.suite.record import REQUIRED
+from benchmarks.suite.report import BEGIN, END, load_results, render, replace_section
+from benchmarks.suite.run import ensure_model, parse_args, run_suite
+from benchmarks.suite.systems import DATASETS, E5_SETS, REPO, SYSTEMS, Dataset, System
+from spandep.pipeline.model_io import CHOICE_FILE
 from spandep.training.config import load_config
 
 
@@ -42,7 +42,7 @@ def test_runner_writes_results_and_report_renders_them(tmp_path, tiny_models):
     span = results["tiny-span-mst"]
     saved = json.loads((span_model / "config.json").read_text())["model"]["inference"]
     assert span["decoder"] == "mst" and span["inference"] == {**saved, "decoder": "mst"}
-    assert results["tiny-biaffine"]["decoder"] == "mst" and results["tiny-biaffine"]["inference"] is None
+    assert results["tiny-biaffine"]["decoder"] == "mst" and results["tiny-biaffine"]["inference"] == {"decoder": "mst"}
     assert results["tiny-biaffine"]["train_device"] == "cpu" and "--train-device" not in results["tiny-biaffine"]["command"]
     assert results["tiny-biaffine"]["parse_device"] == "cpu" and "--parse-device" not in results["tiny-biaffine"]["command"]
 
@@ -129,7 +129,7 @@ def test_runner_tunes_a_span_model_on_dev_once(tmp_path, tiny_models):
     """A span system with a grid gets its inference settings chosen on dev before it is measured, and only once."""
     config = write_config(tmp_path / "span.toml", tmp_path / "run", "bilstm", model=TINY_SPAN, epochs=1)
     shutil.copytree(tiny_models["span"], tmp_path / "run" / "model")
-    systems = {"tiny-span": System({"tiny": str(config)}, "projective", ("--ks", "1", "2", "--lams", "1"))}
+    systems = {"tiny-span": System({"tiny": str(config)}, "projective", ("--ks", "1,2", "--lams", "1"))}
     args = parse_args(["--out", str(tmp_path / "results"), "--threads", "1", "--limit", "3"])
     run_suite([("tiny-span", "tiny")], systems, {"tiny": Dataset(TRAIN, DEV, DEV)}, args)
 
@@ -139,7 +139,7 @@ def test_runner_tunes_a_span_model_on_dev_once(tmp_path, tiny_models):
     saved = json.loads((tmp_path / "run" / "model" / "config.json").read_text())["model"]["inference"]
     assert all(saved[key] == choice["best"][key] for key in ("k", "lam", "decoder", "retrieval"))
     [result] = load_results(tmp_path / "results")
-    assert "benchmarks.tune_span" in result["inference_chosen_by"] and result["inference"]["k"] == choice["best"]["k"]
+    assert "spandep tune" in result["inference_chosen_by"] and result["inference"]["k"] == choice["best"]["k"]
 
     (tmp_path / "results" / "tiny_dev__span_sweep__span.json").unlink()
     run_suite([("tiny-span", "tiny")], systems, {"tiny": Dataset(TRAIN, DEV, DEV)}, args)

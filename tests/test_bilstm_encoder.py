@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from spandep.data.vocab import build_vocab
 from spandep.encoders.base import WordEncoder
 from spandep.encoders.bilstm import BiLSTMEncoder
 
@@ -27,7 +28,7 @@ SMALL = dict(word_dim=8, char_dim=6, char_out=10, hidden=12, layers=2, upos_dim=
 def make(upos: bool = False, **kw) -> BiLSTMEncoder:
     torch.manual_seed(0)
     words, chars = BiLSTMEncoder.build_vocab(TRAIN, min_freq=2)
-    upos_vocab = BiLSTMEncoder.build_upos_vocab(UPOS) if upos else None
+    upos_vocab = build_vocab((t for tags in UPOS for t in tags), specials=["<unk>"]) if upos else None
     return BiLSTMEncoder(words, chars, upos_vocab=upos_vocab, **{**SMALL, **kw})
 
 

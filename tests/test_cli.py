@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -24,7 +25,7 @@ def test_train_parse_evaluate_export(tmp_path, tiny_transformer_dir, model_table
     result = runner.invoke(app, ["train", str(cfg)])
     assert result.exit_code == 0, result.output
     model = tmp_path / "run" / "model"
-    assert json.loads((model / "config.json").read_text())["format_version"] == 1
+    assert json.loads((model / "config.json").read_text())["format_version"] == 2
 
     out = tmp_path / "pred.conllu"
     result = runner.invoke(app, ["parse", str(DEV), "-o", str(out), "--model", str(model)])
@@ -43,10 +44,14 @@ def test_train_parse_evaluate_export(tmp_path, tiny_transformer_dir, model_table
     report = json.loads(result.output)
     assert report["sentences"] == len(gold)
 
-    for options in (["--decoder", "projective"], ["--decoder", "mst", "--k", "3", "--lam", "0.5"]):
+    span_settings = ["--k", "3", "--lam", "0.5"]
+    for options in (["--decoder", "projective"], ["--decoder", "mst", *(span_settings if model_table == TINY_SPAN else [])]):
         result = runner.invoke(app, ["parse", str(DEV), "-o", str(tmp_path / "p2.conllu"), "--model", str(model), *options])
         assert result.exit_code == 0, result.output
         assert all(is_valid_tree(p.heads) for p in read_conllu(tmp_path / "p2.conllu"))
+    if model_table != TINY_SPAN:  # span settings on a Biaffine model are a usage error, not silently ignored
+        result = runner.invoke(app, ["parse", str(DEV), "--model", str(model), *span_settings])
+        assert result.exit_code == 2 and "do not apply to a biaffine parser" in re.sub(r"[│╭╮╰╯─\s]+", " ", result.output)
     result = runner.invoke(app, ["parse", str(DEV), "--model", str(model), "--decoder", "greedy"])
     assert result.exit_code == 2 and "unknown decoder" in result.output
 
@@ -89,7 +94,7 @@ def test_errors_are_one_line_with_exit_codes(tmp_path):
 
 
 @pytest.mark.parametrize("command", ["parse", "benchmark-speed"])
-@pytest.mark.parametrize(("option", "message"), [(["--decoder", "greedy"], "unknown decoder"), (["--k", "0"], "k must be at least 1")])
+@pytest.mark.parametrize(("option", "message"), [(["--decoder", "greedy"], "unknown decoder"), (["--k", "0"], "k must be a positive int")])
 def test_inference_options_are_checked_before_a_model_loads(tmp_path, command, option, message):
     result = runner.invoke(app, [command, str(DEV), "--model", str(tmp_path / "nowhere"), *option])
     assert result.exit_code == 2 and message in result.output  # not 3: the missing model is never reached
@@ -103,7 +108,7 @@ def test_benchmark_speed_reports_every_run(tmp_path):
     report = json.loads(result.output)
     assert len(report["runs_seconds"]) == 2 and report["sentences"] == len(list(read_conllu(DEV)))
     assert report["words_per_s"]["min"] <= report["words_per_s"]["mean"] <= report["words_per_s"]["max"]
-    assert report["decoder"] == "dp" and report["inference"]["k"] == 2
+    assert report["decoder"] == "projective" and report["inference"]["k"] == 2
 
 
 def test_parse_with_workers_gives_the_single_process_output(tmp_path):

@@ -329,7 +329,8 @@ def test_cli_errors_exit_cleanly(tmp_path):
     assert result.exit_code == 2
     assert result.stdout == ""
     assert result.stderr.strip().count("\n") == 0  # one line, no traceback
-    assert f"{p}:1:" in result.stderr and "Traceback" not in result.stderr
+    # the prediction's text stops at its last line (7) where the gold file's goes on (its line 9)
+    assert f"{p}:7:" in result.stderr and f"{g}:9" in result.stderr and "Traceback" not in result.stderr
     result = _runner().invoke(_app(), [str(g), str(tmp_path / "missing.conllu")])
     assert result.exit_code == 2 and "file not found" in result.stderr
 

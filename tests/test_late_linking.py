@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from spandep.data.trees import hull_spans, tree_problems
-from spandep.models.late_linking import LateSpanLinker
-from spandep.models.span_linking import link_masks
+from link_scores import link_matrix
+from spandep.models.span.late import LateSpanLinker
+from spandep.models.span.linking import link_masks
 
 LABELS = ["root", "nsubj", "obj", "nmod"]
 HEADS = [2, 0, 4, 2]  # "I love Tim's cat"
@@ -93,7 +94,7 @@ def test_the_linker_learns_gold_links(objective: str) -> None:
     assert model.loss(batch, targets).item() < 0.1 * first
     out = model(batch)
     root_t, start_t, end_t = (torch.tensor([s[k] for s in GOLD]) for k in range(3))
-    link = model.link_matrix(out, root_t, start_t, end_t)  # (S, S) [parent, child]
+    link = link_matrix(model, out, root_t, start_t, end_t)  # (S, S) [parent, child]
     assert [int(link[:, c].argmax()) for c in range(1, 5)] == [2, 0, 4, 2]  # each word's gold parent span
 
 
@@ -107,8 +108,9 @@ def test_token_query_hides_the_span() -> None:
 def test_span_parser_with_late_linker_parses_every_sentence() -> None:
     from spandep.data.sentence import Sentence
     from spandep.encoders.bilstm import BiLSTMEncoder
-    from spandep.models.span_parser import SpanParser
-    from spandep.pipeline.span_inference import parse_spans
+    from spandep.inference import InferenceOptions
+    from spandep.models.span.inference import parse_spans
+    from spandep.models.span.parser import SpanParser
 
     forms = [["I", "love", "Tim", "'s", "cat", "."], ["Hi"], ["a"] * 40]
     words, chars = BiLSTMEncoder.build_vocab(forms)
@@ -116,8 +118,8 @@ def test_span_parser_with_late_linker_parses_every_sentence() -> None:
     encoder = BiLSTMEncoder(word_vocab=words, char_vocab=chars, word_dim=8, char_dim=4, char_out=8, hidden=8, layers=1)
     parser = SpanParser(encoder, LABELS, linker={"format": "late", "dim": 16, "layers": 1, "heads": 2, "ff": 16}, span_mlp=8)
     sentences = [Sentence.from_tokens(f) for f in forms] + [Sentence.from_tokens([])]
-    for decoder in ("dp", "mst"):
-        results, stats = parse_spans(parser, sentences, k=2, decoder=decoder)  # type: ignore[arg-type]
+    for decoder in ("projective", "mst"):
+        results, stats = parse_spans(parser, sentences, parser.settings(InferenceOptions(k=2, decoder=decoder)))
         assert [len(p.heads) for p in results] == [6, 1, 40, 0]
         assert all(tree_problems(p.heads) == [] for p in results[:3])
         assert stats.too_long == 0 and stats.queries > 0

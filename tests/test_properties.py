@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from spandep.data.conllu import read_conllu, write_conllu
 from spandep.data.sentence import Sentence
 from spandep.data.trees import is_valid_tree
+from spandep.inference import InferenceOptions
 from spandep.pipeline.predict import parse_stream
 
 FORBIDDEN = re.compile("[\x00-\x1f\x7f\x85]")  # what the readers reject in a FORM (see data/conllu.py)
@@ -92,7 +93,7 @@ def tiny_parsers(tmp_path_factory: pytest.TempPathFactory, tiny_transformer_dir:
 @given(forms=st.lists(token, min_size=1, max_size=60))
 def test_any_accepted_tokens_get_one_tree(tiny_parsers, encoder: str, model_type: str, decoder: str, forms: list[str]) -> None:
     sentence = Sentence.from_tokens(forms)
-    parsed = list(parse_stream(tiny_parsers[encoder, model_type], [sentence], decoder=decoder))
+    parsed = list(parse_stream(tiny_parsers[encoder, model_type], [sentence], InferenceOptions(decoder=decoder)))
     assert len(parsed) == 1 and parsed[0].forms == forms
     heads = parsed[0].heads
     assert is_valid_tree(heads) and heads.count(0) == 1  # one root, no cycles, heads in 0..n

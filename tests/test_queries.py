@@ -7,7 +7,7 @@ import pytest
 import torch
 from transformers import AutoModel, AutoTokenizer
 
-from spandep.data.queries import (
+from spandep.models.span.queries import (
     MARKERS,
     UPOS_MARKER,
     UPOS_NONE,
@@ -16,7 +16,6 @@ from spandep.data.queries import (
     QueryTooLongError,
     SentencePieces,
     add_marker_tokens,
-    resize_for_markers,
 )
 
 FORMS = ["The", "unbelievably", "big", "cat", "sat", "."]
@@ -27,12 +26,25 @@ WORD_PIECES = [["the"], ["un", "##bel", "##ie", "##va", "##bly"], ["big"], ["cat
 
 
 @pytest.fixture
+
 def tokenizer(tiny_transformer_dir):
     return AutoTokenizer.from_pretrained(str(tiny_transformer_dir))  # fresh: tests add tokens to it
 
 
 def tokens(tok, ids) -> list[str]:
     return tok.convert_ids_to_tokens([int(i) for i in ids])
+
+
+def marked_word_pos(q) -> np.ndarray:
+    """Where each word's first piece sits in the marked part of a query of ``FORMS`` (index 0: ``[CLS]``): the
+    pieces in order after ``[CLS]``, skipping the four markers."""
+    markers, positions, p = set(q.marker_pos.tolist()), [0], 1
+    for pieces in WORD_PIECES:
+        while p in markers:
+            p += 1
+        positions.append(p)
+        p += len(pieces)
+    return np.asarray(positions)
 
 
 def marked(start: int, root: int, end: int) -> list[str]:
@@ -81,25 +93,6 @@ def test_marker_name_taken_by_an_existing_special_token_gets_a_fresh_id(tokenize
     assert add_marker_tokens(tokenizer) == ids
 
 
-def test_resize_for_markers(tiny_transformer_dir, tokenizer) -> None:
-    torch.manual_seed(0)
-    model = AutoModel.from_pretrained(str(tiny_transformer_dir))
-    old = model.get_input_embeddings().weight.detach().clone()
-    ids = add_marker_tokens(tokenizer)
-    assert resize_for_markers(model, tokenizer) == 4
-    weight = model.get_input_embeddings().weight
-    assert weight.shape == (len(tokenizer), old.size(1))
-    assert torch.equal(weight[: old.size(0)], old)  # existing rows untouched
-    rows = weight[list(ids.values())]
-    assert torch.isfinite(rows).all() and torch.cdist(rows, rows).add(torch.eye(4)).min() > 0  # distinct
-    assert resize_for_markers(model, tokenizer) == 0  # idempotent
-    builder = QueryBuilder(tokenizer, "paired", max_len=64)
-    batch = builder.collate([builder.build(builder.sentence_pieces(FORMS), 4, 3, 4)])
-    model.eval()
-    out = model(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"], attention_mask=batch["attention_mask"])
-    assert out.last_hidden_state.shape == (1, batch["input_ids"].size(1), old.size(1))
-
-
 # ----------------------------------------------------------------------------------------- sentence pieces
 def test_sentence_pieces_offsets_and_literal_marker_text(tokenizer) -> None:
     builder = QueryBuilder(tokenizer, "paired", max_len=64)
@@ -145,15 +138,15 @@ def test_paired_layout(tokenizer, span) -> None:
     assert q.token_type_ids.tolist() == [0] * (sep + 1) + [1] * (len(plain) + 1)
     assert q.attention_mask.tolist() == [1] * len(q)
     toks = tokens(tokenizer, q.input_ids)
+    query_word_pos = marked_word_pos(q)
     for w, pieces in enumerate(WORD_PIECES, start=1):
         assert toks[q.context_word_pos[w]] == pieces[0] and q.context_word_pos[w] > sep
-        assert toks[q.query_word_pos[w]] == pieces[0] and q.query_word_pos[w] < sep
+        assert toks[query_word_pos[w]] == pieces[0] and query_word_pos[w] < sep
     assert q.context_word_pos[1:].tolist() == sorted(q.context_word_pos[1:].tolist())
-    assert q.query_word_pos[0] == 0
     assert [toks[p] for p in q.marker_pos] == list(MARKERS)
     if root:  # <sor> w_root <eor>, <sos> right before the first piece of w_start
-        assert q.marker_pos[1] + 1 == q.query_word_pos[root]
-        assert q.marker_pos[0] + 1 == q.query_word_pos[start] or start == root
+        assert q.marker_pos[1] + 1 == query_word_pos[root]
+        assert q.marker_pos[0] + 1 == query_word_pos[start] or start == root
         assert toks[q.marker_pos[3] - 1] == ("<eor>" if end == root else WORD_PIECES[end - 1][-1])
     assert q.span == span and q.upos is None
 
@@ -179,7 +172,7 @@ def test_inline_layout(tokenizer, span) -> None:
     assert tokens(tokenizer, q.input_ids) == ["[CLS]", *marked(start, root, end), "[SEP]"]
     assert len(q) == builder.query_length(cached) == 10 + 4 + 2
     assert q.context_word_pos[0] == 0  # ROOT = [CLS]
-    assert np.array_equal(q.context_word_pos, q.query_word_pos)
+    assert np.array_equal(q.context_word_pos, marked_word_pos(q))
     toks = tokens(tokenizer, q.input_ids)
     assert [toks[p] for p in q.context_word_pos[1:]] == [p[0] for p in WORD_PIECES]
     assert [toks[p] for p in q.marker_pos] == list(MARKERS)
@@ -198,7 +191,7 @@ def test_upos_aligned_to_pieces(tokenizer, fmt) -> None:
     # walk the sequence: each piece carries its word's tag, markers the marker tag, specials none
     toks = tokens(tokenizer, q.input_ids)
     piece_to_word = {}
-    for part in ([q.query_word_pos] if fmt == "inline" else [q.query_word_pos, q.context_word_pos]):
+    for part in ([marked_word_pos(q)] if fmt == "inline" else [marked_word_pos(q), q.context_word_pos]):
         for w in range(1, 7):
             for k in range(len(WORD_PIECES[w - 1])):
                 # markers sit only at word boundaries, so a word's pieces are contiguous
@@ -241,7 +234,6 @@ def test_too_long_queries_are_reported_not_truncated(tokenizer, fmt) -> None:
     with pytest.raises(QueryTooLongError) as err:
         short.build(cached, 2, 1, 3)
     assert (err.value.length, err.value.max_len) == (length, length - 1)
-    assert short.try_build(cached, 2, 1, 3) is None
 
 
 def test_invalid_spans_and_formats_raise(tokenizer) -> None:
@@ -269,7 +261,6 @@ def test_collate_pads_and_masks(tokenizer) -> None:
         assert batch["input_ids"][b, : len(q)].tolist() == q.input_ids.tolist()
         assert batch["token_type_ids"][b, : len(q)].tolist() == q.token_type_ids.tolist()
         assert batch["context_word_pos"][b, : q.n_words + 1].tolist() == q.context_word_pos.tolist()
-        assert batch["query_word_pos"][b, : q.n_words + 1].tolist() == q.query_word_pos.tolist()
         assert batch["marker_pos"][b].tolist() == q.marker_pos.tolist()
     assert batch["span"].tolist() == [[4, 3, 4], [2, 1, 2]]
     assert batch["n_words"].tolist() == [6, 2]
@@ -292,7 +283,7 @@ def test_sentence_pieces_dataclass_is_cacheable(tokenizer) -> None:
 
 
 def test_template_falls_back_to_bert_layout_when_unreadable() -> None:
-    from spandep.data.queries import _probe_template
+    from spandep.models.span.queries import _probe_template
 
     def broken(*args, **kwargs):
         raise TypeError("slow tokenizer without sequence_ids")

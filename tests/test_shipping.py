@@ -7,11 +7,13 @@ from dataclasses import replace
 import pytest
 import torch
 
-from conftest import DEV, TINY_SPAN, TRAIN, write_config
+from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 from spandep.data.conllu import read_conllu
 from spandep.data.trees import is_valid_tree
 from spandep.errors import ModelError
-from spandep.models.tagger import NO_TAG, UposTagger
+from spandep.data.sentence import Sentence, Token
+from spandep.models.heads import IGNORE as NO_TAG
+from spandep.models.heads.upos import UposTagger
 from spandep.pipeline.int8 import dequantize, quantize
 from spandep.pipeline.model_io import load_model, resolve_device, save_model
 from spandep.pipeline.predict import parse_stream
@@ -21,7 +23,8 @@ from spandep.training.trainer import Trainer
 
 def test_unknown_gold_tags_are_ignored_by_the_loss() -> None:
     tagger = UposTagger(4, ["NOUN", "VERB"], dropout=0.0)
-    assert tagger.gold_ids(["VERB", "_", "X"]) == [1, NO_TAG, NO_TAG]
+    sentence = Sentence([Token(i + 1, "w", upos=tag) for i, tag in enumerate(["VERB", "_", "X"])])
+    assert tagger.gold_ids(sentence) == [1, NO_TAG, NO_TAG]
     x = torch.randn(1, 4, 4, requires_grad=True)  # (batch, 1 + n, d)
     known = torch.tensor([[NO_TAG, 0, NO_TAG, NO_TAG]])  # (batch, 1 + n): only word 1 has a gold tag
     expected = torch.nn.functional.cross_entropy(tagger(x)[0, 1:2], torch.tensor([0]))
@@ -43,27 +46,29 @@ def tagged_run(tmp_path_factory, tiny_transformer_dir):
     """A tiny span parser with a tagging head over the tiny transformer, its lowest layer frozen."""
     root = tmp_path_factory.mktemp("tagged")
     cfg_path = write_config(root / "c.toml", root / "run", "transformer", tiny_transformer_dir, pretrained=True,
-                            model=TINY_SPAN + "tagger = true\n", epochs=3)
+                            model=TINY_SPAN + "\n[heads.upos]\n", epochs=3)
     cfg_path.write_text(cfg_path.read_text().replace("mix_layers = 2\n", "mix_layers = 2\nfreeze_layers = 1\n"))
     trainer = Trainer(load_config(cfg_path))
     trainer.run()
     return trainer, root
 
 
-def test_the_tagger_learns_and_fills_only_missing_upos(tmp_path) -> None:
-    cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model=TINY_SPAN + "tagger = true\n", epochs=8, lr=1e-2))
+@pytest.mark.parametrize("parser", [TINY_SPAN, TINY_BIAFFINE], ids=["span", "biaffine"])
+def test_the_tagger_learns_and_fills_only_missing_upos(tmp_path, parser) -> None:
+    cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model=parser + "\n[heads.upos]\n", epochs=8, lr=1e-2))
     trainer = Trainer(cfg)
     trainer.run()
     model = trainer.model
-    assert model.tagger is not None and "NOUN" in model.tagger.tags
+    tagger = model.heads["upos"]
+    assert "NOUN" in tagger.tags
     gold = list(read_conllu(TRAIN))  # seen in training: the head must at least fit them
     blank = [replace(s, words=[replace(w, upos="_") for w in s.words]) for s in gold]
     tagged = list(parse_stream(model, blank))
     assert [len(s) for s in tagged] == [len(s) for s in gold]
-    assert all(t in model.tagger.tags for s in tagged for t in s.upos)
+    assert all(t in tagger.tags for s in tagged for t in s.upos)
     words = sum(len(s) for s in gold)
     right = sum(a == b for s, g in zip(tagged, gold) for a, b in zip(s.upos, g.upos))
-    majority = max(sum(t == tag for s in gold for t in s.upos) for tag in model.tagger.tags)
+    majority = max(sum(t == tag for s in gold for t in s.upos) for tag in tagger.tags)
     assert right > majority, (right, majority, words)  # better than always guessing the most frequent tag
     kept = list(parse_stream(model, gold))
     assert [s.upos for s in kept] == [s.upos for s in gold]  # given UPOS is never replaced
@@ -106,8 +111,8 @@ def test_int8_storage_round_trips_within_half_a_step() -> None:
     torch.manual_seed(0)
     w = torch.randn(6, 10) * torch.linspace(0.01, 3.0, 6)[:, None]  # (rows, cols) rows of very different scales
     state = {"encoder.transformer.encoder.layer.0.attention.self.query.weight": w, "proposal.start_word.weight": w}
-    stored, names = quantize(state, min_elements=0)
-    assert names == ["encoder.transformer.encoder.layer.0.attention.self.query.weight"]  # only transformer matrices
+    stored, names = quantize(state, {"encoder.transformer.encoder.layer.0.attention.self.query.weight"}, min_elements=0)
+    assert names == ["encoder.transformer.encoder.layer.0.attention.self.query.weight"]  # only the candidates
     assert stored[names[0]].dtype == torch.int8 and torch.equal(stored["proposal.start_word.weight"], w)
     back = dequantize(stored, names)
     step = w.abs().amax(1, keepdim=True) / 127  # (rows, 1)
@@ -116,7 +121,7 @@ def test_int8_storage_round_trips_within_half_a_step() -> None:
 
 def test_an_int8_copy_loads_and_parses_like_the_model(tagged_run, monkeypatch) -> None:
     trainer, root = tagged_run
-    monkeypatch.setattr("spandep.pipeline.model_io.quantize", lambda state: quantize(state, min_elements=0))  # tiny matrices
+    monkeypatch.setattr("spandep.pipeline.model_io.quantize", lambda state, names: quantize(state, names, min_elements=0))  # tiny matrices
     save_model(trainer.model, root / "int8", compact=True, int8=True)
     import json
 
@@ -140,5 +145,5 @@ def test_int8_inference_parses_every_sentence_into_a_tree(tagged_run, tiny_model
     parsed = list(parse_stream(model, sentences))
     assert [len(s) for s in parsed] == [len(s) for s in sentences]
     assert all(is_valid_tree(s.heads) for s in parsed)
-    with pytest.raises(ModelError, match="transformer encoder"):
+    with pytest.raises(ModelError, match="pretrained \\(transformer\\) encoder"):
         load_model(tiny_models["biaffine"], int8=True)  # a BiLSTM model

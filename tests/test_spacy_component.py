@@ -114,5 +114,5 @@ def test_bad_settings_fail_when_the_pipe_is_added(model_dir):
     nlp = spacy.blank("en")
     with pytest.raises(ValueError, match="unknown decoder 'greedy'"):
         nlp.add_pipe("spandep", config={"model": model_dir, "decoder": "greedy"})
-    with pytest.raises(ValueError, match="this is a Biaffine model"):
-        nlp.add_pipe("spandep", config={"model": model_dir, "span_options": {"k": 3}})
+    with pytest.raises(ValueError, match="k do not apply to a biaffine parser"):
+        nlp.add_pipe("spandep", config={"model": model_dir, "inference": {"k": 3}})

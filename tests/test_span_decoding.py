@@ -28,6 +28,14 @@ FIXTURES = Path(__file__).parent / "fixtures"
 MAX_N = 6
 
 
+
+def index_of(cands: SpanCandidates, root: int, start: int, end: int) -> int:
+    """Index of the candidate ``(root, start, end)``; ``KeyError`` if absent."""
+    hit = np.flatnonzero((cands.root == root) & (cands.start == start) & (cands.end == end))  # (0 or 1,)
+    if hit.size == 0:
+        raise KeyError((root, start, end))
+    return int(hit[0])
+
 def close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 
@@ -200,7 +208,7 @@ def oracle_problem(
             s, e = int(rng.integers(1, w + 1)), int(rng.integers(w, n + 1))
             items.append((w, s, e, float(rng.uniform(-3.0, -0.6))))
     cands = SpanCandidates.from_lists(n, items)
-    gold = [0] + [cands.index_of(w, s, e) for w, (s, e) in enumerate(hulls, start=1)]
+    gold = [0] + [index_of(cands, w, s, e) for w, (s, e) in enumerate(hulls, start=1)]
     link = np.full((cands.size, cands.size), -5.0)  # (S, S)
     for d, h in enumerate(heads, start=1):
         link[gold[h], gold[d]] = 0.0
@@ -251,25 +259,25 @@ def test_hand_example_projective() -> None:
         [(2, 1, 3, -0.1), (1, 1, 1, -0.2), (3, 3, 3, -0.1), (1, 1, 3, -1.0), (3, 2, 3, -2.0), (1, 1, 1, -5.0)],
     )
     assert cands.size == 6  # the duplicate (1, 1, 1) merged, keeping -0.2
-    assert cands.score[cands.index_of(1, 1, 1)] == -0.2
+    assert cands.score[index_of(cands, 1, 1, 1)] == -0.2
     link = np.zeros((6, 6))  # (S, S)
     res = span_dp(cands, link, 1.0)
     assert res.heads.tolist() == [0, 2, 0, 2] and not res.fallback
-    assert res.chosen.tolist() == [0, cands.index_of(1, 1, 1), cands.index_of(2, 1, 3), cands.index_of(3, 3, 3)]
+    assert res.chosen.tolist() == [0, index_of(cands, 1, 1, 1), index_of(cands, 2, 1, 3), index_of(cands, 3, 3, 3)]
     assert close(res.score, -0.4)
     # Tree 1 -> 3 -> 2 would use (1, 1, 3) and (3, 2, 3) and needs (2, 2, 2), which is not a candidate:
     # a strong link between the first two changes nothing while it stays infeasible.
-    link[cands.index_of(1, 1, 3), cands.index_of(3, 2, 3)] = 5.0
+    link[index_of(cands, 1, 1, 3), index_of(cands, 3, 2, 3)] = 5.0
     res = span_dp(cands, link, 1.0)
     assert res.heads.tolist() == [0, 2, 0, 2] and not res.fallback
     rows = zip(cands.root[1:], cands.start[1:], cands.end[1:], cands.score[1:])
     more = SpanCandidates.from_lists(3, [*rows, (2, 2, 2, -0.5)])
     link = np.zeros((more.size, more.size))  # (S, S)
-    link[more.index_of(1, 1, 3), more.index_of(3, 2, 3)] = 5.0
+    link[index_of(more, 1, 1, 3), index_of(more, 3, 2, 3)] = 5.0
     res = span_dp(more, link, 1.0)
     # now feasible: -1.0 - 2.0 - 0.5 + 5.0 = 1.5 beats -0.4
     assert res.heads.tolist() == [0, 0, 3, 1] and close(res.score, 1.5)
-    assert res.chosen.tolist() == [0, more.index_of(1, 1, 3), more.index_of(2, 2, 2), more.index_of(3, 2, 3)]
+    assert res.chosen.tolist() == [0, index_of(more, 1, 1, 3), index_of(more, 2, 2, 2), index_of(more, 3, 2, 3)]
     assert close(span_dp(more, link, 0.1).score, -0.4)  # with a small lam the span scores decide
 
 
@@ -277,7 +285,7 @@ def test_hand_example_lambda_zero_and_impossible_links() -> None:
     cands = SpanCandidates.from_lists(2, [(1, 1, 2, -1.0), (2, 2, 2, -1.0), (2, 1, 2, -0.5), (1, 1, 1, -0.5)])
     link = np.zeros((cands.size, cands.size))  # (S, S)
     # forbid ROOT -> (2, 1, 2): the cheaper tree 2 -> 1 is then impossible even with lam = 0
-    link[0, cands.index_of(2, 1, 2)] = NEG_INF
+    link[0, index_of(cands, 2, 1, 2)] = NEG_INF
     res = span_dp(cands, link, 0.0)
     assert res.heads.tolist() == [0, 0, 1] and close(res.score, -2.0)
 
@@ -300,14 +308,14 @@ def test_span_mst_hand_example() -> None:
     # ROOT -> 1 is cheap but word 2 prefers head 1 only through a specific span pair.
     cands = SpanCandidates.from_lists(2, [(1, 1, 2, -1.0), (1, 1, 1, -0.1), (2, 2, 2, -0.2), (2, 1, 2, -0.3)])
     link = np.full((cands.size, cands.size), -2.0)  # (S, S)
-    link[cands.index_of(1, 1, 2), cands.index_of(2, 2, 2)] = 3.0
-    link[0, cands.index_of(1, 1, 2)] = 0.0
+    link[index_of(cands, 1, 1, 2), index_of(cands, 2, 2, 2)] = 3.0
+    link[0, index_of(cands, 1, 1, 2)] = 0.0
     res = span_mst(cands, link, 1.0)
     # edge 0->1: max(0 + s(C) + link): (1,1,2): -1.0 + 0 = -1.0; (1,1,1): -0.1 - 2 = -2.1 -> -1.0
     # edge 1->2: (1,1,2)+(2,2,2)+3 = 1.8 ; total 0.8
     # alternative 0->2 (best -0.3-2=-2.3 or -0.2-2) then 2->1 ((2,2,2)/(2,1,2) with (1,*) at -2): worse
     assert res.heads.tolist() == [0, 0, 1]
-    assert res.chosen.tolist() == [0, cands.index_of(1, 1, 2), cands.index_of(2, 2, 2)]
+    assert res.chosen.tolist() == [0, index_of(cands, 1, 1, 2), index_of(cands, 2, 2, 2)]
     assert close(res.score, 0.8)
 
 

@@ -11,22 +11,14 @@ import torch
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.data.trees import is_projective, tree_problems
+from spandep.decoding import span_dp
 from spandep.encoders.transformer import TransformerEncoder
-from spandep.models.late_linking import LateSpanLinker
-from spandep.models.span_linking import SpanLinker
-from spandep.models.span_proposal import SpanProposal
-from spandep.pipeline import span_inference
-from spandep.pipeline.link_labels import LabelStates, LabelTable
-from spandep.pipeline.span_inference import (
-    InferenceStats,
-    SpanParserParts,
-    candidate_queries,
-    decode_scored,
-    parse_spans,
-    retrieve_parents,
-    score_spans,
-    structural_link,
-)
+from spandep.inference import InferenceOptions, InferenceStats
+from spandep.models.span import inference as span_inference
+from spandep.models.span.candidates import candidate_queries, retrieve_parents, structural_link
+from spandep.models.span.inference import decode_scored, score_spans
+from spandep.models.span.labels import LabelStates, LabelTable, read_labels
+from spandep.models.span.parser import SpanParser
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TRAIN = FIXTURES / "en_ewt_train_40.conllu"
@@ -34,14 +26,19 @@ DEV = FIXTURES / "en_ewt_excerpt.conllu"
 
 
 @pytest.fixture(scope="module")
-def parts(tiny_transformer_dir) -> SpanParserParts:
+def parts(tiny_transformer_dir) -> SpanParser:
+    """A random span parser over the tiny transformer with the faithful (paired) linker."""
     torch.manual_seed(3)
     train = list(read_conllu(TRAIN)) + list(read_conllu(DEV))
     labels = sorted({w.deprel for s in train for w in s.words})
     encoder = TransformerEncoder(str(tiny_transformer_dir), pretrained=False, mix_layers=2)
-    proposal = SpanProposal(encoder.out_dim, mlp=16)
-    linker = SpanLinker(str(tiny_transformer_dir), labels, pretrained=False, max_len=64, dropout=0.0)
-    return SpanParserParts(encoder, proposal, linker, labels)
+    linker = {"format": "paired", "model": str(tiny_transformer_dir), "pretrained": False, "max_len": 64, "dropout": 0.0}
+    return SpanParser(encoder, labels, linker=linker, span_mlp=16)
+
+
+def parse_spans(parser: SpanParser, sentences: list[Sentence], **settings):
+    """``span_inference.parse_spans`` with ``settings`` over the parser's own."""
+    return span_inference.parse_spans(parser, sentences, parser.settings(InferenceOptions(**settings)))
 
 
 def short_sentences() -> list[Sentence]:
@@ -52,10 +49,10 @@ def short_sentences() -> list[Sentence]:
     ]
 
 
-def check_output(parts: SpanParserParts, sentences, results) -> None:
+def check_output(parts: SpanParser, sentences, results) -> None:
     assert len(results) == len(sentences)
     label_set = set(parts.labels)
-    for s, (heads, labels, _) in zip(sentences, results):
+    for s, heads, labels in ((s, p.heads, p.labels) for s, p in zip(sentences, results)):
         assert len(heads) == len(labels) == len(s)
         assert tree_problems(heads) == [], (heads, tree_problems(heads))
         assert set(labels) <= label_set
@@ -86,7 +83,7 @@ def test_structural_link_matches_the_linker_masks() -> None:
     assert all(np.isfinite(link[0, 1:])) and not np.isfinite(link[:, 0]).any()
 
 
-def test_retrieval_is_the_exact_argmax_parent(parts: SpanParserParts) -> None:
+def test_retrieval_is_the_exact_argmax_parent(parts: SpanParser) -> None:
     linker = parts.linker.eval()
     forms = ["I", "love", "Tim", "'s", "cat", "."]
     n = len(forms)
@@ -98,7 +95,8 @@ def test_retrieval_is_the_exact_argmax_parent(parts: SpanParserParts) -> None:
         out = linker(batch)
         found = retrieve_parents(linker.link_tables(out)[0], batch["n_words"])
         cand = torch.tensor(everything)  # (C, 3)
-        scores = linker.parent_logp(out, cand[:, 0], cand[:, 1], cand[:, 2])  # (batch, C)
+        table = linker.link_tables(out, mutual=False)[0]  # (batch, 3, 1 + n)
+        scores = table[:, 0, cand[:, 0]] + table[:, 1, cand[:, 1]] + table[:, 2, cand[:, 2]]  # (batch, C)
     assert found[0] is None  # the ROOT query has no parent
     for q in range(1, len(spans)):
         best = int(scores[q].argmax())
@@ -107,9 +105,9 @@ def test_retrieval_is_the_exact_argmax_parent(parts: SpanParserParts) -> None:
 
 
 # ----------------------------------------------------------------------------------------- parse_spans
-@pytest.mark.parametrize("decoder", ["dp", "mst"])
+@pytest.mark.parametrize("decoder", ["projective", "mst"])
 @pytest.mark.parametrize("retrieval", [False, True])
-def test_parse_gives_one_valid_tree_per_sentence(parts: SpanParserParts, decoder: str, retrieval: bool) -> None:
+def test_parse_gives_one_valid_tree_per_sentence(parts: SpanParser, decoder: str, retrieval: bool) -> None:
     sentences = short_sentences()
     results, stats = parse_spans(parts, sentences, k=2, lam=1.0, decoder=decoder, retrieval=retrieval, batch_tokens=600)
     check_output(parts, sentences, results)
@@ -129,15 +127,15 @@ def test_parse_gives_one_valid_tree_per_sentence(parts: SpanParserParts, decoder
     assert stats.queries == base + stats.retrieved_spans  # topk spans of distinct words never coincide
 
 
-def test_dp_trees_are_projective_unless_counted(parts: SpanParserParts) -> None:
+def test_dp_trees_are_projective_unless_counted(parts: SpanParser) -> None:
     sentences = short_sentences()
-    results, stats = parse_spans(parts, sentences, k=3, decoder="dp", retrieval=True)
+    results, stats = parse_spans(parts, sentences, k=3, decoder="projective", retrieval=True)
     check_output(parts, sentences, results)
     projective = sum(is_projective(p.heads) for p in results)
     assert projective >= len(sentences) - stats.dp_fallbacks - stats.too_long
 
 
-def test_queries_are_distinct_per_sentence(parts: SpanParserParts, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_queries_are_distinct_per_sentence(parts: SpanParser, monkeypatch: pytest.MonkeyPatch) -> None:
     builder = parts.linker.queries
     built: dict[int, list[tuple[int, int, int]]] = {}
     original = builder.build
@@ -157,19 +155,19 @@ def test_queries_are_distinct_per_sentence(parts: SpanParserParts, monkeypatch: 
         assert (0, 1, n) in spans  # ROOT's query is always run (child side)
 
 
-def test_too_long_sentence_takes_the_counted_fallback(parts: SpanParserParts) -> None:
+def test_too_long_sentence_takes_the_counted_fallback(parts: SpanParser) -> None:
     long = next(s for s in read_conllu(TRAIN) if len(s) == 40)
     assert not parts.linker.queries.fits(parts.linker.queries.sentence_pieces(long.forms))
     sentences = [Sentence.from_tokens(["Hello", "world", "!"]), long, Sentence(words=[])]
-    for decoder in ("dp", "mst"):
+    for decoder in ("projective", "mst"):
         results, stats = parse_spans(parts, sentences, k=2, decoder=decoder)
         assert stats.too_long == 1 and stats.sentences == 3
         assert stats.queries >= 4  # the short sentence still went through the linker
         check_output(parts, sentences[:2], results[:2])
-        assert results[2][:2] == ([], [])
+        assert (results[2].heads, results[2].labels) == ([], [])
 
 
-def test_options_and_modes_are_restored(parts: SpanParserParts) -> None:
+def test_options_and_modes_are_restored(parts: SpanParser) -> None:
     sentences = short_sentences()[:2]
     parts.linker.train()
     results, _ = parse_spans(parts, sentences, k=1, lam=0.5, mutual=False, decoder="mst")
@@ -180,10 +178,13 @@ def test_options_and_modes_are_restored(parts: SpanParserParts) -> None:
 
 
 @pytest.fixture(scope="module")
-def late_parts(parts: SpanParserParts) -> SpanParserParts:
+def late_parts(parts: SpanParser) -> SpanParser:
+    """The same encoder and proposal with a random late-interaction linker."""
     torch.manual_seed(4)
-    linker = LateSpanLinker(parts.encoder.out_dim, parts.labels, dim=16, layers=1, heads=2, ff=32, mlp=16, label_mlp=8, dropout=0.0)
-    return SpanParserParts(parts.encoder, parts.proposal, linker, parts.labels)
+    linker = {"format": "late", "dim": 16, "layers": 1, "heads": 2, "ff": 32, "mlp": 16, "label_mlp": 8, "dropout": 0.0}
+    late = SpanParser(parts.encoder, parts.labels, linker=linker, span_mlp=16)
+    late.proposal = parts.proposal
+    return late
 
 
 @pytest.mark.parametrize("linker", ["faithful", "late"])
@@ -192,20 +193,21 @@ def test_labels_read_at_the_arcs_equal_the_full_label_table(parts, late_parts, l
     it must agree with the ``LabelTable`` computed for all pairs while scoring, and the decoded parses too."""
     chosen_parts = parts if linker == "faithful" else late_parts
     sentences = short_sentences()
-    table, _ = score_spans(chosen_parts, sentences, k=2, label_states=False)
-    states, _ = score_spans(chosen_parts, sentences, k=2, label_states=True)
+    options = chosen_parts.settings(InferenceOptions(k=2))
+    table, _ = score_spans(chosen_parts, sentences, options, label_states=False)
+    states, _ = score_spans(chosen_parts, sentences, options, label_states=True)
     for eager, lazy in zip(table, states):
         if eager.labels is None:
             continue
         assert isinstance(eager.labels, LabelTable) and isinstance(lazy.labels, LabelStates)
         size, width = eager.labels.ids.shape
         rows, roots = np.repeat(np.arange(size), width), np.tile(np.arange(width), size)  # every pair
-        assert np.array_equal(lazy.labels.at(rows, roots), eager.labels.at(rows, roots))
+        assert np.array_equal(*read_labels([(lazy.labels, rows, roots), (eager.labels, rows, roots)]))
         assert np.array_equal(lazy.link, eager.link)
-    assert decode_scored(states, chosen_parts.labels)[0] == decode_scored(table, chosen_parts.labels)[0]
+    assert decode_scored(states, chosen_parts.labels, span_dp)[0] == decode_scored(table, chosen_parts.labels, span_dp)[0]
 
 
-def test_groups_of_sentences_change_nothing(late_parts: SpanParserParts, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_groups_of_sentences_change_nothing(late_parts: SpanParser, monkeypatch: pytest.MonkeyPatch) -> None:
     """parse_spans links and decodes GROUP_WORDS // k words at a time, shortest sentences first: same trees, same order,
     same counters as in one group."""
     sentences = short_sentences()

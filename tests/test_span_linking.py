@@ -11,7 +11,9 @@ import torch
 
 from spandep.data.trees import hull_spans
 from spandep.decoding.spans import SpanCandidates, span_dp, span_mst
-from spandep.models.span_linking import SpanLinker, link_masks, link_targets
+from link_scores import child_logp, link_matrix, parent_logp
+from spandep.models.span.faithful import SpanLinker
+from spandep.models.span.linking import link_masks, link_targets
 
 LABELS = ["root", "nsubj", "obj", "nmod"]
 # "I love Tim's cat": love is the root; cat <- love (obj), Tim's <- cat (nmod), I <- love (nsubj)
@@ -77,14 +79,14 @@ def test_model_masks_logits_and_scores(tiny_transformer_dir) -> None:
     assert bool((out.parent[~out.parent_mask] <= -1e8).all()) and bool((out.parent[out.parent_mask] > -1e8).all())
     cands = all_spans(6)
     root, start, end = (torch.tensor([c[k] for c in cands]) for k in range(3))
-    lp = model.parent_logp(out, root, start, end)  # (2, C)
+    lp = parent_logp(model, out, root, start, end)  # (2, C)
     for c, (r, s, e) in enumerate(cands):
         ok = (r == 0 or not 2 <= r <= 4) and s <= 2 and e >= 4
         assert math.isfinite(lp[0, c]) == ok, (r, s, e)
     assert bool(torch.isneginf(lp[1]).all())  # the ROOT query has no parent
     # softmax: the probabilities of allowed roots sum to one
     assert math.isclose(float(model._parent_table(out)[0, 0][out.parent_mask[0, 0]].exp().sum()), 1.0, rel_tol=1e-5)
-    cl = model.child_logp(out, root, start, end)
+    cl = child_logp(model, out, root, start, end)
     for c, (r, s, e) in enumerate(cands):
         assert math.isfinite(cl[0, c]) == (r in (2, 4) and s in (2, 4) and e in (2, 4)), (r, s, e)
         assert math.isfinite(cl[1, c]) == (r != 0)
@@ -202,7 +204,7 @@ def test_overfitting_four_queries(tiny_transformer_dir, objective: str, lr: floa
         out = model(batch)
     cands = all_spans(len(FORMS))
     root, start, end = (torch.tensor([c[k] for c in cands]) for k in range(3))
-    lp = model.parent_logp(out, root, start, end)  # (5, C)
+    lp = parent_logp(model, out, root, start, end)  # (5, C)
     for b, (r, _, _) in enumerate(GOLD_SPANS):
         if r == 0:
             continue
@@ -213,7 +215,7 @@ def test_overfitting_four_queries(tiny_transformer_dir, objective: str, lr: floa
         assert LABELS[int(label)] == RELS[r - 1]
 
     # the [parent, child] link matrix over the gold candidates decodes the gold tree (both decoders)
-    link = model.link_matrix(out, [s[0] for s in GOLD_SPANS], [s[1] for s in GOLD_SPANS], [s[2] for s in GOLD_SPANS])
+    link = link_matrix(model, out, [s[0] for s in GOLD_SPANS], [s[1] for s in GOLD_SPANS], [s[2] for s in GOLD_SPANS])
     assert link.shape == (5, 5) and bool(torch.isneginf(link.diagonal()).all()) and bool(torch.isneginf(link[:, 0]).all())
     cands_obj = SpanCandidates.from_lists(len(FORMS), [(r, s, e, 0.0) for r, s, e in GOLD_SPANS[1:]])
     for decode in (span_dp, span_mst):
@@ -232,7 +234,7 @@ def test_every_gold_arc_has_a_finite_link_score_under_every_scoring(tiny_transfo
     model = make(tiny_transformer_dir, scoring=scoring).eval()
     with torch.no_grad():
         out = model(queries(model, spans, forms))
-    link = model.link_matrix(out, *(torch.tensor(col) for col in zip(*spans)), mutual=True)  # (6, 6)
+    link = link_matrix(model, out, *(torch.tensor(col) for col in zip(*spans)), mutual=True)  # (6, 6)
     for child, head in enumerate(heads, start=1):
         assert math.isfinite(float(link[head, child])), (scoring, head, child)
 
@@ -253,8 +255,8 @@ def test_scoring_switches_select_terms(tiny_transformer_dir) -> None:
         logp = torch.log_softmax(out.parent.float(), -1)  # (batch, 3, 1 + n)
         logs = torch.nn.functional.logsigmoid(out.child.float())  # (batch, 3, 1 + n)
         terms = (0,) if scoring.endswith("token") else (0, 1, 2)
-        lp = model.parent_logp(out, root, start, end)
-        cl = model.child_logp(out, root, start, end)
+        lp = parent_logp(model, out, root, start, end)
+        cl = child_logp(model, out, root, start, end)
         cands = (root, start, end)
         for b in range(4):
             for c in range(5):
@@ -284,9 +286,9 @@ def test_scoring_switches_select_terms(tiny_transformer_dir) -> None:
     with torch.no_grad():
         out = model(batch)
     r, s, e = (torch.tensor([x[k] for x in spans[:4] + [(0, 1, 5)]]) for k in range(3))
-    assert torch.equal(model.link_matrix(out, r, s, e), model.parent_logp(out, r, s, e).T)
-    assert not torch.equal(model.link_matrix(out, r, s, e, mutual=True), model.parent_logp(out, r, s, e).T)
-    assert torch.equal(model.link_matrix(out, r, s, e, mutual=True), model.parent_logp(out, r, s, e).T + model.child_logp(out, r, s, e))
+    assert torch.equal(link_matrix(model, out, r, s, e), parent_logp(model, out, r, s, e).T)
+    assert not torch.equal(link_matrix(model, out, r, s, e, mutual=True), parent_logp(model, out, r, s, e).T)
+    assert torch.equal(link_matrix(model, out, r, s, e, mutual=True), parent_logp(model, out, r, s, e).T + child_logp(model, out, r, s, e))
     targets = model.link_targets([[2, 0, 5, 3, 2]] * 5, None, torch.stack([r, s, e], 1))
     with torch.no_grad():
         terms = model.loss_terms(batch, targets)

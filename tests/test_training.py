@@ -90,10 +90,10 @@ def test_span_parser_trains_saves_and_reloads_with_same_trees(tmp_path):
     first = trainer.model.loss(batch).item()
     state = trainer.run()
     assert [h["epoch"] for h in state["history"]] == [1, 2]
-    assert load_model(tmp_path / "run" / "model").model_type == "span"
+    assert load_model(tmp_path / "run" / "model").name == "span"
     save_model(trainer.model, tmp_path / "saved")
     again = load_model(tmp_path / "saved")
-    assert again.model_type == "span" and again.inference["k"] == 2
+    assert again.name == "span" and again.inference.k == 2
     sentences = list(read_conllu(DEV))
     a = [(s.heads, s.deprels) for s in parse_stream(trainer.model, sentences)]
     b = [(s.heads, s.deprels) for s in parse_stream(again, sentences)]

@@ -9,12 +9,15 @@ import torch
 from conftest import DEV, TINY_SPAN, write_config
 from spandep.data.conllu import read_conllu
 from spandep.data.trees import hull_spans, is_projective
-from spandep.decoding.spans import SpanCandidates
+from spandep.decoding import DECODERS
+from spandep.decoding.spans import SpanCandidates, span_dp
+from spandep.inference import InferenceOptions
 from spandep.models.biaffine import BiaffineScorer
+from spandep.models.span.candidates import structural_link
+from spandep.models.span.inference import ScoredSentence, WordScores, decode_scored
+from spandep.models.span.labels import LabelTable
 from spandep.pipeline.model_io import load_model, save_model
-from spandep.pipeline.link_labels import LabelTable
 from spandep.pipeline.predict import parse_stream
-from spandep.pipeline.span_inference import ScoredSentence, WordScores, decode_scored, structural_link
 from spandep.training.config import load_config
 from spandep.training.trainer import Trainer
 from test_span_decoding import fixture_trees
@@ -38,11 +41,11 @@ def test_link_term_is_the_child_roots_head_log_prob_of_the_parent_root() -> None
             assert term[p, c] == arc[cands.root[c], cands.root[p]]
 
 
-@pytest.mark.parametrize("decoder", ["dp", "mst"])
+@pytest.mark.parametrize("decoder", ["span_dp", "span_mst"])
 def test_oracle_word_arcs_decide_the_tree_when_spans_and_links_are_uninformative(decoder: str) -> None:
     rng = np.random.default_rng(1)
     for heads in fixture_trees():
-        if decoder == "dp" and not is_projective(heads):
+        if decoder == "span_dp" and not is_projective(heads):
             continue
         n = len(heads)
         items = [(w, s, e, 0.0) for w, (s, e) in enumerate(hull_spans(heads), start=1)]
@@ -51,7 +54,7 @@ def test_oracle_word_arcs_decide_the_tree_when_spans_and_links_are_uninformative
         arc = np.full((n + 1, n + 1), -10.0)  # (1 + n, 1 + n)
         arc[np.arange(1, n + 1), heads] = 0.0
         sc = ScoredSentence(n, cands, cands.size, structural_link(cands), LabelTable(np.zeros((cands.size, n + 1), dtype=int)), word_scores(arc))
-        (parse,) = decode_scored([sc], ["a", "b", "c"], 1.0, decoder, arc_weight=1.0)[0]  # type: ignore[arg-type]
+        (parse,) = decode_scored([sc], ["a", "b", "c"], DECODERS.get(decoder), 1.0, arc_weight=1.0)[0]
         assert parse.heads == heads
 
 
@@ -60,9 +63,9 @@ def test_word_options_need_a_word_scorer() -> None:
     cands = SpanCandidates.from_lists(n, [(1, 1, 1, 0.0), (2, 1, 3, 0.0), (3, 3, 3, 0.0)])
     sc = ScoredSentence(n, cands, cands.size, structural_link(cands), LabelTable(np.zeros((cands.size, n + 1), dtype=int)))
     with pytest.raises(ValueError, match="word scorer"):
-        decode_scored([sc], ["a"], 1.0, "dp", arc_weight=0.5)
+        decode_scored([sc], ["a"], span_dp, 1.0, arc_weight=0.5)
     with pytest.raises(ValueError, match="word scorer"):
-        decode_scored([sc], ["a"], 1.0, "dp", label_source="word")
+        decode_scored([sc], ["a"], span_dp, 1.0, label_source="word")
 
 
 def test_span_parser_with_a_word_scorer_trains_reloads_and_parses_with_its_terms(tmp_path) -> None:
@@ -78,9 +81,9 @@ def test_span_parser_with_a_word_scorer_trains_reloads_and_parses_with_its_terms
     again = load_model(tmp_path / "saved")
     assert again.word_scorer is not None and again.word_scorer.hparams["rel_mlp"] == 8
     sentences = list(read_conllu(DEV))
-    options = {"arc_weight": 1.0, "label_source": "word"}
-    a = [(s.heads, s.deprels) for s in parse_stream(trainer.model, sentences, span_options=options)]
-    b = [(s.heads, s.deprels) for s in parse_stream(again, sentences, span_options=options)]
+    options = InferenceOptions(arc_weight=1.0, label_source="word")
+    a = [(s.heads, s.deprels) for s in parse_stream(trainer.model, sentences, options)]
+    b = [(s.heads, s.deprels) for s in parse_stream(again, sentences, options)]
     assert a == b and [len(h) for h, _ in a] == [len(s) for s in sentences]
     torch.manual_seed(0)
     assert trainer.model.train().loss(batch).item() < first
@@ -91,13 +94,14 @@ def test_word_options_on_a_model_without_a_word_scorer_are_refused(tmp_path) -> 
     trainer = Trainer(cfg)
     assert trainer.model.word_scorer is None
     with pytest.raises(ValueError, match="word scorer"):
-        list(parse_stream(trainer.model, list(read_conllu(DEV))[:2], span_options={"label_source": "word"}))
+        list(parse_stream(trainer.model, list(read_conllu(DEV))[:2], InferenceOptions(label_source="word")))
 
 
 def test_sentences_too_long_for_the_late_linker_get_the_word_heads_tree(tmp_path) -> None:
     from spandep.data.trees import is_valid_tree
     from spandep.decoding.mst import mst_single
-    from spandep.pipeline.span_inference import InferenceStats, score_spans
+    from spandep.inference import InferenceStats
+    from spandep.models.span.inference import score_spans
 
     model_table = TINY_SPAN + "word_scorer = { arc_mlp = 16, rel_mlp = 8 }\n"
     cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model=model_table, epochs=1))
@@ -110,7 +114,7 @@ def test_sentences_too_long_for_the_late_linker_get_the_word_heads_tree(tmp_path
     parsed = list(parse_stream(model, sentences, stats=stats))
     assert stats.too_long == len(long)
     assert all(is_valid_tree(s.heads) for s in parsed)
-    scored, _ = score_spans(model, sentences)
+    scored, _ = score_spans(model, sentences, model.settings())
     for i in long:
         assert scored[i].link is None and scored[i].words is not None
         assert parsed[i].heads == mst_single(scored[i].words.arc)[1:].tolist()  # the word head's own tree

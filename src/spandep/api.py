@@ -19,10 +19,10 @@ from spandep.data.conllu import check_form, format_sentence, read_input, split_t
 from spandep.data.sentence import Sentence
 from spandep.data.writers import render_html, render_svg, sentence_record
 from spandep.errors import InputFormatError
+from spandep.inference import InferenceOptions
 
 if TYPE_CHECKING:
-    from spandep.models.biaffine import BiaffineParser
-    from spandep.models.span_parser import SpanParser
+    from spandep.models.base import Parser
 
 __all__ = ["Doc", "Item", "Pipeline", "load"]
 
@@ -92,30 +92,17 @@ def _item_sentences(item: object, index: int) -> list[Sentence]:
 
 
 class Pipeline:
-    """A loaded parser and its inference options; made by :func:`load`."""
+    """A loaded parser and its inference options; made by :func:`load`. ``ValueError`` for options the model's type
+    does not have (``k`` for a Biaffine model)."""
 
-    def __init__(
-        self,
-        model: BiaffineParser | SpanParser,
-        decoder: str | None = None,
-        batch_tokens: int = 4000,
-        span_options: dict[str, Any] | None = None,
-    ) -> None:
-        from spandep.pipeline.predict import check_decoder_name
-
-        check_decoder_name(decoder)
-        if not isinstance(batch_tokens, int) or batch_tokens < 1:
-            raise ValueError(f"batch_tokens must be a positive int, not {batch_tokens!r}")
-        span_options = dict(span_options or {})
-        if span_options:
-            _check_span_options(model, span_options)
+    def __init__(self, model: Parser, options: InferenceOptions | None = None) -> None:
         self.model = model
-        self.decoder = decoder
-        self.batch_tokens = batch_tokens
-        self.span_options = span_options
+        self.options = options or InferenceOptions()
+        model.settings(self.options)
 
     def __repr__(self) -> str:
-        return f"Pipeline({self.model.model_type} model, decoder={self.decoder!r}, batch_tokens={self.batch_tokens})"
+        settings = ", ".join(f"{k}={v!r}" for k, v in self.model.settings(self.options).given().items())
+        return f"Pipeline({self.model.name} model, {settings}, batch_tokens={self.options.batch_tokens})"
 
     def __call__(self, text: str) -> Doc:
         """Split raw ``text`` into sentences and tokens (syntok) and parse them."""
@@ -175,37 +162,19 @@ class Pipeline:
         other column kept (e.g. from ``spandep.data.conllu.read_input``)."""
         from spandep.pipeline.predict import parse_stream
 
-        return parse_stream(
-            self.model, sentences, self.batch_tokens, self.decoder, span_options=self.span_options or None
-        )
+        return parse_stream(self.model, sentences, self.options)
 
 
-def _check_span_options(model: BiaffineParser | SpanParser, options: dict[str, Any]) -> None:
-    """``ValueError`` for span inference overrides the model cannot take."""
-    if model.model_type != "span":
-        raise ValueError(f"{', '.join(sorted(options))}: inference options of span models; this is a Biaffine model")
-    from spandep.models.span_parser import INFERENCE_DEFAULTS, check_inference
-    from spandep.pipeline.predict import span_inference_options
-
-    known = sorted(set(INFERENCE_DEFAULTS) - {"decoder"})
-    unknown = sorted(set(options) - set(known))
-    if unknown:
-        raise ValueError(f"unknown span inference option(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    if "k" in options and (not isinstance(options["k"], int) or options["k"] < 1):
-        raise ValueError(f"k must be a positive int, not {options['k']!r}")
-    check_inference(span_inference_options(model, options), has_word_scorer=model.word_scorer is not None)  # type: ignore[union-attr]
-
-
-def load(
-    path: str | Path | None = None, *, decoder: str | None = None, batch_tokens: int = 4000, **span_options: Any
-) -> Pipeline:
+def load(path: str | Path | None = None, *, decoder: str | None = None, batch_tokens: int = 4000, **settings: Any) -> Pipeline:
     """Load a model folder (``None``: ``$SPANDEP_MODEL``, else the model shipped with spandep) as a :class:`Pipeline`.
 
     ``decoder``: ``"mst"`` (non-projective) or ``"projective"``; ``None`` keeps the model's choice from dev.
-    ``batch_tokens``: words per batch (lower it if memory runs out). ``span_options`` (span models only) override
-    the inference settings chosen on dev: ``k``, ``lam``, ``retrieval``, ``mutual``, ``arc_weight``,
-    ``label_source``. Raises :class:`~spandep.errors.ModelError` for a missing or unreadable model.
+    ``batch_tokens``: words per batch (lower it if memory runs out). ``settings`` override the model's other
+    inference settings chosen on dev (span models: ``k``, ``lam``, ``retrieval``, ``mutual``, ``arc_weight``,
+    ``label_source``; see :class:`~spandep.inference.InferenceOptions`). Raises
+    :class:`~spandep.errors.ModelError` for a missing or unreadable model and ``ValueError`` for a bad option.
     """
     from spandep.pipeline.model_io import load_model, resolve_model_dir
 
-    return Pipeline(load_model(resolve_model_dir(path)), decoder, batch_tokens, span_options)
+    options = InferenceOptions.from_dict({"decoder": decoder, "batch_tokens": batch_tokens, **settings})
+    return Pipeline(load_model(resolve_model_dir(path)), options)

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from spandep.cli.common import check_inference_options, handle_errors
+from spandep.cli.common import check_model_options, handle_errors, inference_options
 
 
 def benchmark_speed(
@@ -38,10 +38,11 @@ def benchmark_speed(
             raise typer.BadParameter("need --runs ≥ 1 and --warmup ≥ 0")
         if threads:
             torch.set_num_threads(threads)
-        check_inference_options(decoder, k)
+        options = inference_options(decoder, k, None, batch_tokens)
         parser = load_model(resolve_model_dir(model), int8=int8)
+        check_model_options(parser, options)
         sentences = list(read_conllu(input))
-        result = measure_speed(parser, sentences, runs, warmup, batch_tokens, decoder, {"k": k} if k else None)
+        result = measure_speed(parser, sentences, runs, warmup, options)
         result.update(input=str(input), int8=int8)
         if json_out:
             typer.echo(json.dumps(result, indent=2))

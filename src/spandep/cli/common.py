@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import typer
 
 from spandep.errors import SpandepError
+from spandep.inference import InferenceOptions
 
-__all__ = ["check_inference_options", "handle_errors", "error_message"]
+if TYPE_CHECKING:
+    from spandep.models.base import Parser
+
+__all__ = ["check_model_options", "error_message", "handle_errors", "inference_options"]
 
 
 def error_message(exc: SpandepError) -> str:
@@ -33,13 +38,20 @@ def handle_errors() -> Iterator[None]:
         raise typer.Exit(code=exc.exit_code) from None
 
 
-def check_inference_options(decoder: str | None, k: int | None) -> None:
-    """Reject an unknown ``--decoder`` or a ``--k`` below 1 before any model is loaded."""
-    from spandep.pipeline.predict import check_decoder_name  # imports torch: only once a command runs
+def inference_options(decoder: str | None, k: int | None, lam: float | None, batch_tokens: int) -> InferenceOptions:
+    """The options of ``--decoder``, ``--k``, ``--lam`` and ``--batch-tokens``, checked before any model is loaded
+    (a bad value is a usage error naming its option)."""
+    for name, value in (("decoder", decoder), ("k", k), ("lam", lam), ("batch_tokens", batch_tokens)):
+        try:
+            InferenceOptions.from_dict({name: value} if value is not None else {})
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint=f"--{name.replace('_', '-')}") from exc
+    return InferenceOptions(decoder=decoder, k=k, lam=lam, batch_tokens=batch_tokens)
 
+
+def check_model_options(model: Parser, options: InferenceOptions) -> None:
+    """A usage error when ``options`` name a setting the loaded model's type does not have."""
     try:
-        check_decoder_name(decoder)
+        model.settings(options)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--decoder") from exc
-    if k is not None and k < 1:
-        raise typer.BadParameter("k must be at least 1", param_hint="--k")
+        raise typer.BadParameter(str(exc)) from exc

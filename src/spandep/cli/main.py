@@ -11,11 +11,13 @@ from spandep.cli.export import export
 from spandep.cli.parse import parse
 from spandep.cli.train import train
 from spandep.cli.train_tokenizer import train_tokenizer
+from spandep.cli.tune import tune
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="spandep: span-span and Biaffine dependency parsing.")
 app.command()(train)
 app.command()(parse)
 app.command()(evaluate)
+app.command()(tune)
 app.command()(export)
 app.command("benchmark-speed")(benchmark_speed)
 app.command("convert-e5")(convert_e5)

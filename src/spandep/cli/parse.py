@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 from tqdm import tqdm
 
-from spandep.cli.common import check_inference_options, handle_errors
+from spandep.cli.common import check_model_options, handle_errors, inference_options
 from spandep.data.conllu import INPUT_FORMATS, read_input
 from spandep.data.writers import OUTPUT_FORMATS, write_sentences
 
@@ -40,7 +40,7 @@ def parse(
     with handle_errors():
         from spandep.errors import InputFormatError
         from spandep.pipeline.predict import parse_stream
-        from spandep.pipeline.span_inference import InferenceStats
+        from spandep.inference import InferenceStats
         from spandep.pipeline.workers import ParserFactory, parse_parallel
 
         if input_format not in INPUT_FORMATS:
@@ -51,19 +51,19 @@ def parse(
             raise typer.BadParameter(f"use one of {', '.join(OUTPUT_FORMATS)}", param_hint="--output-format")
         if output_format in ("svg", "html") and importlib.util.find_spec("spacy") is None:
             raise typer.BadParameter("pictures need spaCy: pip install 'spandep[spacy]'", param_hint="--output-format")
-        check_inference_options(decoder, k)
+        options = inference_options(decoder, k, lam, batch_tokens)
         if workers < 1:
             raise typer.BadParameter("workers must be at least 1", param_hint="--workers")
-        span_options = {key: v for key, v in (("k", k), ("lam", lam)) if v is not None}
-        factory = ParserFactory(str(model) if model else None, batch_tokens, decoder, span_options, threads or (1 if workers > 1 else 0), device, int8)
-        parser = factory.load()  # here too with --workers: a bad model folder fails with a clear error before any worker starts
+        factory = ParserFactory(str(model) if model else None, options, threads or (1 if workers > 1 else 0), device, int8)
+        parser = factory.load()  # here too with --workers: a bad model or option fails before any worker starts
+        check_model_options(parser, options)
         sentences = read_input(input, input_format)
         stats = InferenceStats()
         if workers > 1:
             del parser
             parsed = parse_parallel(factory, sentences, workers, PARSE_CHUNK, stats)
         else:
-            parsed = parse_stream(parser, sentences, batch_tokens, decoder, PARSE_CHUNK, span_options, stats)
+            parsed = parse_stream(parser, sentences, options, PARSE_CHUNK, stats)
         write_sentences(tqdm(parsed, desc="parsing", unit=" sent", disable=None), output, output_format)
         if stats.too_long:
             typer.echo(

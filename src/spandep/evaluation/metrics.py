@@ -41,7 +41,9 @@ __all__ = [
     "BinScore",
     "LabelScore",
     "EvalReport",
+    "check_gold_tree",
     "evaluate",
+    "same_words",
 ]
 
 CLAS_FUNCTION_RELATIONS = frozenset({"aux", "case", "cc", "clf", "cop", "det", "mark", "punct"})
@@ -232,6 +234,20 @@ def _universal(deprel: str) -> str:
     return deprel.split(":", 1)[0]
 
 
+def same_words(gold: Sequence[Sentence], pred: Sequence[Sentence]) -> bool:
+    """Whether the two documents have the same sentences with the same word forms (:func:`evaluate`'s input)."""
+    return len(gold) == len(pred) and all(g.forms == p.forms for g, p in zip(gold, pred))
+
+
+def check_gold_tree(sentence: Sentence) -> None:
+    """Raise :class:`InputFormatError` at the sentence's first line when its heads do not form a tree."""
+    from spandep.data.trees import tree_problems
+
+    problems = tree_problems(sentence.heads)
+    if problems:
+        raise InputFormatError(sentence.source, sentence.line, "gold heads do not form a tree: " + "; ".join(problems))
+
+
 def evaluate(
     gold: Iterable[Sentence],
     pred: Iterable[Sentence],
@@ -247,7 +263,7 @@ def evaluate(
     ``gold_source`` / ``pred_source`` name the inputs in messages and the report (default: the sentences'
     ``source``).
     """
-    from spandep.data.trees import hull_spans, tree_problems
+    from spandep.data.trees import hull_spans
 
     all_words = _Acc()
     no_punct = _Acc()
@@ -297,10 +313,8 @@ def evaluate(
                     f"sentence {n_sent}, word {i + 1}: form {pw.form!r} differs from the gold form {gw.form!r} "
                     f"({g.source}:{g.line})",
                 )
+        check_gold_tree(g)
         gheads = g.heads
-        problems = tree_problems(gheads)
-        if problems:
-            raise InputFormatError(g.source, g.line, "gold heads do not form a tree: " + "; ".join(problems))
         spans = hull_spans(gheads)  # type: ignore[arg-type]
 
         len_acc = by_len[_bin_index(SENTENCE_LENGTH_BINS, n)]

@@ -24,6 +24,7 @@ import numpy as np
 
 from spandep.data.conllu import check_form
 from spandep.data.sentence import Sentence
+from spandep.inference import InferenceOptions
 from spandep.pipeline.workers import ParserFactory
 
 if TYPE_CHECKING:
@@ -75,18 +76,17 @@ def parse_dataset(
     actors: int = 2,
     batch_size: int = 512,
     threads: int = 1,
-    batch_tokens: int = 4000,
-    decoder: str | None = None,
-    span_options: dict[str, Any] | None = None,
+    options: InferenceOptions | None = None,
 ) -> ray.data.Dataset:
     """``ds`` with parse columns added, computed by ``actors`` actors (one model each, ``threads`` torch threads).
 
     ``model``: a model folder (``None``: the shipped default); ``batch_size``: sentences per ``map_batches`` call;
-    ``batch_tokens``/``decoder``/``span_options`` as for ``spandep parse``. Lazy, like every Ray Data transform.
+    ``options``: how to parse (decoder, k, batch size, ...; ``None``: the model's settings). Lazy, like every Ray
+    Data transform.
     """
     import ray.data
 
-    factory = ParserFactory(model, batch_tokens, decoder, dict(span_options or {}), threads)
+    factory = ParserFactory(model, options or InferenceOptions(), threads)
     return ds.map_batches(
         RayParser,
         fn_constructor_kwargs={"factory": factory},

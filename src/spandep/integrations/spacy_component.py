@@ -1,7 +1,8 @@
 """The spaCy pipeline component ``"spandep"``: dependency trees (and UPOS where the model predicts it) on spaCy Docs.
 
 ``nlp = spacy.blank("en"); nlp.add_pipe("spandep", config={"model": None})`` (``None``: ``$SPANDEP_MODEL``, else the
-shipped model; other settings: ``decoder``, ``batch_tokens``, ``span_options``, as in :func:`spandep.load`).
+shipped model; other settings: ``decoder``, ``batch_tokens`` and ``inference``, a table of the model's inference
+settings such as ``{"k": 5}``, as in :func:`spandep.load`).
 
 - Sentences: a Doc whose sentence boundaries are already set (a ``sentencizer`` or ``senter`` earlier in the
   pipeline, or ``sent_starts`` given by hand) is parsed one sentence at a time; otherwise its text is split into
@@ -117,7 +118,7 @@ def _set_trees(doc: Doc, trees: list[tuple[int, int, Sentence]]) -> None:
 
 @Language.factory(
     "spandep",
-    default_config={"model": None, "decoder": None, "batch_tokens": 4000, "span_options": {}},
+    default_config={"model": None, "decoder": None, "batch_tokens": 4000, "inference": {}},
     assigns=["token.head", "token.dep", "token.pos", "token.is_sent_start", "doc.sents"],
 )
 def make_spandep(
@@ -126,9 +127,9 @@ def make_spandep(
     model: str | None,
     decoder: str | None,
     batch_tokens: int,
-    span_options: dict[str, Any],
+    inference: dict[str, Any],
 ) -> SpandepComponent:
     """Load the parser (``model``: a model folder, ``None`` for the default) as a spaCy component."""
     from spandep.api import load
 
-    return SpandepComponent(load(model, decoder=decoder, batch_tokens=batch_tokens, **span_options), name)
+    return SpandepComponent(load(model, decoder=decoder, batch_tokens=batch_tokens, **inference), name)

@@ -1,0 +1,51 @@
+"""Parser types and the one way to build a model.
+
+``PARSERS`` is the registry of parser types (``Parser`` subclasses, ``models/base.py``): a new type is one file
+(or one package, as ``span/``) plus one line here. :func:`build_model` is the only constructor: training calls it
+with a config made from the training data (:func:`config_from_data`), loading with a saved model's config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from spandep.data.sentence import Sentence
+from spandep.encoders import ENCODERS
+from spandep.models.base import Parse, Parser
+from spandep.models.heads import HEADS
+from spandep.registry import Registry
+
+PARSERS: Registry[type[Parser]] = Registry("parser type")
+PARSERS.add("biaffine", "spandep.models.biaffine:BiaffineParser")
+PARSERS.add("span", "spandep.models.span.parser:SpanParser")
+
+ENCODER_ASSETS = "encoder"  # an encoder's own files (tokenizer, architecture) in a model folder
+
+__all__ = ["ENCODER_ASSETS", "PARSERS", "Parse", "Parser", "build_model", "config_from_data"]
+
+
+def config_from_data(settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
+    """A model config (``model`` and ``encoder`` tables, as a saved model has them) from a training config's
+    ``[encoder]``, ``[model]``, ``[heads.NAME]`` and ``[inference]`` tables (defaults filled) and the training data."""
+    encoder = dict(settings["encoder"])
+    model = dict(settings["model"])
+    encoder_type, model_type = encoder.pop("type"), model.pop("type")
+    model_config = PARSERS.get(model_type).config_from_data(model, train)
+    model_config["heads"] = {name: HEADS.get(name).config_from_data(head, train) for name, head in settings["heads"].items()}
+    model_config["inference"] = dict(settings["inference"])
+    return {
+        "model": {"model_type": model_type, **model_config},
+        "encoder": {"type": encoder_type, **ENCODERS.get(encoder_type).config_from_data(encoder, train)},
+    }
+
+
+def build_model(config: dict[str, Any], folder: Path | None = None) -> Parser:
+    """The model a config describes (``model`` and ``encoder`` tables), with fresh weights: pretrained ones from the
+    base packages, the rest random until a state dict is loaded. ``folder``: a saved model's folder whose own files
+    (an encoder's tokenizer and architecture) are used instead of the base packages; ``None`` to use those."""
+    encoder_config = config["encoder"]
+    assets = folder / ENCODER_ASSETS if folder is not None and (folder / ENCODER_ASSETS).is_dir() else None
+    encoder = ENCODERS.get(encoder_config["type"]).from_config(encoder_config, assets)
+    return PARSERS.get(config["model"]["model_type"]).from_config(encoder, config["model"], folder)

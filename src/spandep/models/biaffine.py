@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from spandep.encoders.base import WordEncoder
-from spandep.models.layers import MLP, Biaffine
-
-NEG_INF = -1e9
+from spandep.data.batching import token_batches
+from spandep.data.sentence import Sentence
+from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
+from spandep.inference import InferenceOptions, InferenceStats
+from spandep.masking import MASKED
+from spandep.models.base import Parse, Parser
+from spandep.models.layers import MLP, Biaffine, evaluating
 
 
 class BiaffineScorer(nn.Module):
     """Arc and label scorers over given word vectors ``(batch, 1 + n, n_in)``, without an encoder of their own.
 
-    The Biaffine parser is this plus an encoder; the span parser can carry one as a word-level arc and label head
-    on its shared encoder (``SpanParser(word_scorer=...)``).
+    The Biaffine parser is this over its encoder's vectors; the span parser can carry one as a word-level arc and
+    label head on its shared encoder (``SpanParser(word_scorer=...)``).
     """
 
     labels: list[str]
@@ -37,9 +42,9 @@ class BiaffineScorer(nn.Module):
         """Arc scores ``(batch, 1 + n, 1 + n)`` indexed ``[dependent, head]`` (padding heads and self loops masked)
         and the label representations (dependent side, head side) for :meth:`label_scores`."""
         s_arc = self.arc_attn(self.arc_dep(x), self.arc_head(x))  # (batch, 1 + n, 1 + n)
-        s_arc = s_arc.masked_fill(~mask.unsqueeze(1), NEG_INF)  # (batch, 1 + n, 1 + n): no padding heads
+        s_arc = s_arc.masked_fill(~mask.unsqueeze(1), MASKED)  # (batch, 1 + n, 1 + n): no padding heads
         eye = torch.eye(s_arc.size(-1), dtype=torch.bool, device=s_arc.device)  # (1 + n, 1 + n)
-        s_arc = s_arc.masked_fill(eye, NEG_INF)  # (batch, 1 + n, 1 + n): no self loops
+        s_arc = s_arc.masked_fill(eye, MASKED)  # (batch, 1 + n, 1 + n): no self loops
         return s_arc, (self.rel_dep(x), self.rel_head(x))
 
     def label_scores(self, rel_reps: tuple[torch.Tensor, torch.Tensor], heads: torch.Tensor) -> torch.Tensor:
@@ -58,17 +63,15 @@ class BiaffineScorer(nn.Module):
         return F.cross_entropy(s_arc[words], heads[words]) + F.cross_entropy(s_rel[words], rels[words])
 
 
-class BiaffineParser(BiaffineScorer):
-    """Scores every (dependent, head) pair; labels are scored only at the heads that matter.
+class BiaffineParser(Parser):
+    """Scores every (dependent, head) pair with a :class:`BiaffineScorer` on the encoder's word vectors; labels are
+    scored only at the heads that matter (gold heads in training, decoded heads in parsing), without building a
+    ``(batch, n, n, labels)`` tensor."""
 
-    ``forward`` returns arc scores ``(batch, 1 + n, 1 + n)`` indexed ``[dependent, head]`` (position 0 is ROOT,
-    its row is unused) and the label representations, so labels can be read at gold heads (training) or at
-    decoded heads (prediction) without building a ``(batch, n, n, labels)`` tensor.
-    """
-
-    model_type = "biaffine"
-    config: dict[str, Any]  # the saved config, set by ``load_model``
-    encoder: WordEncoder
+    name = "biaffine"
+    config_defaults = {"arc_mlp": 500, "rel_mlp": 100, "mlp_dropout": 0.33}
+    decoders = {"mst": "mst", "projective": "eisner"}
+    inference_defaults = {"decoder": "mst"}
 
     def __init__(
         self,
@@ -77,16 +80,50 @@ class BiaffineParser(BiaffineScorer):
         arc_mlp: int = 500,
         rel_mlp: int = 100,
         mlp_dropout: float = 0.33,
+        inference: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__(encoder.out_dim, len(labels), arc_mlp, rel_mlp, mlp_dropout)
-        self.encoder = encoder
-        self.labels = list(labels)
+        super().__init__(encoder, labels, inference)
+        self.scorer = BiaffineScorer(encoder.out_dim, len(self.labels), arc_mlp, rel_mlp, mlp_dropout)
 
-    def forward(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
-        return self.score(self.encoder(batch), batch["word_mask"])
+    def hparams(self) -> dict[str, Any]:
+        return dict(self.scorer.hparams)
 
-    def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        return self.scorer_loss(self.encoder(batch), batch)
+    @classmethod
+    def upgrade_v1(cls, model: dict[str, Any], state: dict[str, torch.Tensor], training: dict[str, Any]) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+        """The scorer's weights move under ``scorer.``; the decoder it was trained with becomes its saved one."""
+        decoder = training.get("config", {}).get("training", {}).get("decoder", "mst")
+        model = {**model, "heads": {}, "inference": {"decoder": "mst" if decoder == "mst" else "projective"}}
+        return model, {(k if k.startswith("encoder.") else "scorer." + k): v for k, v in state.items()}
 
-    def export_config(self) -> dict[str, Any]:
-        return {"model_type": self.model_type, "labels": self.labels, **self.hparams}
+    def loss(self, batch: dict[str, Any]) -> torch.Tensor:
+        x = self.encoder(batch)  # (batch, 1 + n, d)
+        return self.scorer.scorer_loss(x, batch) + self.heads_loss(x, batch)
+
+    def parse(
+        self, sentences: Sequence[Sentence], options: InferenceOptions | None = None, stats: InferenceStats | None = None
+    ) -> list[Parse]:
+        opts = self.settings(options)
+        decode = self.decoder(opts)
+        t0 = time.perf_counter()
+        features = [sentence_features(self.encoder, s.forms, s.upos) for s in sentences]
+        results = [Parse([], [], {name: [] for name in self.heads}) for _ in features]
+        lengths = [f["n_words"] for f in features]
+        todo = [i for i, k in enumerate(lengths) if k > 0]
+        device = self.device()
+        with evaluating(self):
+            for batch_ids in token_batches([batch_cost(features[i]) for i in todo], opts.batch_tokens):
+                idx = [todo[j] for j in batch_ids]
+                batch = {key: v.to(device) for key, v in self.encoder.collate([features[i] for i in idx]).items()}
+                x = self.encoder(batch)  # (batch, 1 + n, d)
+                s_arc, rel_reps = self.scorer.score(x, batch["word_mask"])  # (batch, 1 + n, 1 + n)
+                n = torch.tensor([lengths[i] for i in idx])  # (batch,)
+                heads = decode(s_arc.log_softmax(-1), n)  # (batch, 1 + n)
+                labels = self.scorer.label_scores(rel_reps, heads).argmax(-1)  # (batch, 1 + n)
+                columns = self.annotate(x, batch["word_mask"])
+                for row, i in enumerate(idx):
+                    k = lengths[i]
+                    ids = labels[row, 1 : k + 1].tolist()
+                    results[i] = Parse(heads[row, 1 : k + 1].tolist(), [self.labels[j] for j in ids], columns[row])
+        if stats is not None:
+            stats.add(InferenceStats(sentences=len(sentences), seconds=time.perf_counter() - t0))
+        return results

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import torch
 from torch import nn
 
@@ -48,3 +51,18 @@ class Biaffine(nn.Module):
         """Aligned pairs only: ``x, y (batch, n, d)`` → ``(batch, n, n_out)``; cheap label scoring at chosen heads."""
         x, y = self._pad(x, y)
         return torch.einsum("bni,oij,bnj->bno", x, self.weight, y)  # (batch, n, n_out)
+
+
+@contextmanager
+def evaluating(*modules: nn.Module) -> Iterator[None]:
+    """Every module in eval mode under ``torch.inference_mode()``; each one's training flag restored afterwards,
+    whatever happens inside."""
+    was_training = [m.training for m in modules]
+    for m in modules:
+        m.eval()
+    try:
+        with torch.inference_mode():
+            yield
+    finally:
+        for m, flag in zip(modules, was_training):
+            m.train(flag)

@@ -14,20 +14,15 @@ SCALE_SUFFIX = ".int8_scale"
 MIN_ELEMENTS = 65_536  # smaller matrices gain little and are left in float16
 
 
-def quantizable(name: str, tensor: torch.Tensor, min_elements: int = MIN_ELEMENTS) -> bool:
-    """The transformer's linear weight matrices (not embedding tables, biases or norms)."""
-    return (
-        ".transformer." in f".{name}" and "embeddings" not in name and name.endswith(".weight")
-        and tensor.dim() == 2 and tensor.is_floating_point() and tensor.numel() >= min_elements
-    )
-
-
-def quantize(state: dict[str, torch.Tensor], min_elements: int = MIN_ELEMENTS) -> tuple[dict[str, torch.Tensor], list[str]]:
-    """``state`` with each quantizable matrix replaced by int8 values plus a ``SCALE_SUFFIX`` tensor, and their names."""
+def quantize(
+    state: dict[str, torch.Tensor], candidates: set[str], min_elements: int = MIN_ELEMENTS
+) -> tuple[dict[str, torch.Tensor], list[str]]:
+    """``state`` with each matrix named in ``candidates`` (linear weights of pretrained modules) of at least
+    ``min_elements`` replaced by int8 values plus a ``SCALE_SUFFIX`` tensor, and the names of those replaced."""
     out: dict[str, torch.Tensor] = {}
     names = []
     for name, w in state.items():
-        if not quantizable(name, w, min_elements):
+        if name not in candidates or w.dim() != 2 or not w.is_floating_point() or w.numel() < min_elements:
             out[name] = w
             continue
         w = w.float()
@@ -47,7 +42,7 @@ def dequantize(state: dict[str, torch.Tensor], names: list[str]) -> dict[str, to
 
 
 def dynamic_int8(model: torch.nn.Module) -> torch.nn.Module:
-    """Run the encoder's transformer with dynamically quantised int8 linear layers (CPU inference only).
+    """Run the encoder's pretrained module with dynamically quantised int8 linear layers (CPU inference only).
 
     Weights become int8 with per-tensor scales and activations are quantised on the fly
     (``torch.ao.quantization.quantize_dynamic``); the rest of the model stays in float32. Faster matrix products
@@ -56,13 +51,12 @@ def dynamic_int8(model: torch.nn.Module) -> torch.nn.Module:
 
     from torch.ao.quantization import quantize_dynamic
 
-    encoder = getattr(model, "encoder", None)
-    transformer = getattr(encoder, "transformer", None)
-    if transformer is None:
-        raise ValueError("int8 inference needs a transformer encoder")
+    pretrained = model.encoder.pretrained_module()  # type: ignore[union-attr, operator]
+    if pretrained is None:
+        raise ValueError("int8 inference needs a pretrained (transformer) encoder")
     if next(model.parameters()).device.type != "cpu":
         raise ValueError("int8 inference runs on the CPU; use --device cpu")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch marks torch.ao.quantization as deprecated in favour of torchao
-        encoder.transformer = quantize_dynamic(transformer, {torch.nn.Linear}, dtype=torch.qint8)
+        quantize_dynamic(pretrained, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
     return model

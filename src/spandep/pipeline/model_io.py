@@ -1,7 +1,7 @@
 """Saving and loading parser models: a folder with ``config.json``, ``model.safetensors`` and encoder assets.
 
 No pickles: weights are safetensors, everything else is JSON. ``format_version`` guards against loading a
-folder written by an incompatible release.
+folder written by an incompatible release; folders of format 1 are read through :func:`upgrade_v1`.
 """
 
 from __future__ import annotations
@@ -11,25 +11,20 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from safetensors.torch import load_file, save_file
 
 from spandep import __version__
-from spandep.encoders import build_encoder
 from spandep.errors import ModelError
+from spandep.inference import InferenceOptions
+from spandep.models import ENCODER_ASSETS, PARSERS, Parser, build_model
 from spandep.pipeline.int8 import dequantize, dynamic_int8, quantize
+from spandep.registry import UnknownNameError
 
-if TYPE_CHECKING:
-    from spandep.models.biaffine import BiaffineParser
-    from spandep.models.span_parser import SpanParser
-
-    Parser = BiaffineParser | SpanParser
-
-FORMAT_VERSION = 1
-ENCODER_ASSETS = "encoder"
-LINKER_ASSETS = "linker"  # a faithful span linker's own tokenizer and architecture
+FORMAT_VERSION = 2
+CHOICE_FILE = "inference_choice.json"  # beside a model whose settings were chosen on dev: what was chosen, and how
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "resources" / "default_model"
 
 
@@ -44,27 +39,26 @@ def resolve_model_dir(model: str | Path | None) -> Path:
     raise ModelError("no model given and no default model installed: pass --model DIR (a folder written by `spandep train`)")
 
 
-def build_model(config: dict[str, Any], assets: Path | None = None, linker_assets: Path | None = None) -> Parser:
-    """Instantiate the model described by a saved config (random weights until a state dict is loaded).
-
-    ``assets``/``linker_assets``: saved tokenizer and architecture folders of the encoder and of a faithful span
-    linker; ``None`` builds them from their pretrained base packages."""
-    from spandep.models.biaffine import BiaffineParser
-    from spandep.models.span_parser import SpanParser
-
-    encoder = build_encoder(config["encoder"], assets)
-    m = dict(config["model"])
-    kind = m.pop("model_type")
-    if kind == "biaffine":
-        return BiaffineParser(encoder, **m)
-    if kind == "span":
-        return SpanParser(encoder, linker_assets=str(linker_assets) if linker_assets else None, **m)
-    raise ModelError(f"unknown model type {kind!r} in config (this spandep {__version__} knows 'biaffine' and 'span')")
+def upgrade_v1(config: dict[str, Any], state: dict[str, torch.Tensor]) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+    """A format-1 folder's config and weights in format 2 (each parser type renames its own parts,
+    ``Parser.upgrade_v1``); a compact model's lists of weight names follow the renaming."""
+    parser = PARSERS.get(config["model"]["model_type"])
+    model, new_state = parser.upgrade_v1(config["model"], state, config.get("training", {}))
+    upgraded = {**config, "format_version": FORMAT_VERSION, "model": model}
+    if config.get("compact"):
+        compact = dict(config["compact"])
+        for key in ("from_base", "int8"):
+            if key in compact:
+                _, names = parser.upgrade_v1(config["model"], dict.fromkeys(compact[key], torch.empty(0)), config.get("training", {}))
+                compact[key] = list(names)
+        upgraded["compact"] = compact
+    return upgraded, new_state
 
 
 def frozen_base_keys(model: Parser) -> list[str]:
-    """State-dict keys of frozen pretrained weights: identical to the encoder's base package, so they need not ship."""
-    return [name for name, p in model.named_parameters() if not p.requires_grad and ".transformer." in f".{name}"]
+    """State-dict keys of frozen pretrained weights: identical to the base packages', so they need not ship."""
+    pretrained = {id(p) for p in model.pretrained_parameters()}
+    return [name for name, p in model.named_parameters() if not p.requires_grad and id(p) in pretrained]
 
 
 def save_model(
@@ -74,7 +68,8 @@ def save_model(
 
     ``compact`` stores floating-point weights in float16 and leaves out frozen pretrained weights, which are
     taken from the encoder's installed base package at load time (a small shippable model); ``int8`` (with
-    ``compact``) also stores the transformer's weight matrices as int8 with per-row scales (``pipeline.int8``).
+    ``compact``) also stores the pretrained modules' linear weight matrices as int8 with per-row scales
+    (``pipeline.int8``).
     """
     directory = Path(directory)
     directory.parent.mkdir(parents=True, exist_ok=True)
@@ -93,14 +88,20 @@ def save_model(
             state = {k: (v.half() if v.is_floating_point() else v) for k, v in state.items() if k not in omitted}
             config["compact"] = {"dtype": "float16", "from_base": omitted}
             if int8:
-                state, config["compact"]["int8"] = quantize(state)
+                pretrained = {id(p) for p in model.pretrained_parameters()}
+                linear = {
+                    f"{name}.weight" for name, m in model.named_modules()
+                    if isinstance(m, torch.nn.Linear) and id(m.weight) in pretrained
+                }
+                state, config["compact"]["int8"] = quantize(state, linear)
         save_file(state, str(tmp / "model.safetensors"), metadata={"format_version": str(FORMAT_VERSION)})
-        save_assets = getattr(model.encoder, "save_assets", None)
-        if save_assets is not None and not compact:  # a compact model takes its tokenizer from the base package
-            save_assets(tmp / ENCODER_ASSETS)
-        linker_assets = getattr(getattr(model, "linker", None), "save_assets", None)
-        if linker_assets is not None and not compact:
-            linker_assets(tmp / LINKER_ASSETS)
+        if not compact:  # a compact model takes its tokenizers from the base packages
+            save_assets = getattr(model.encoder, "save_assets", None)
+            if save_assets is not None:
+                save_assets(tmp / ENCODER_ASSETS)
+            model_assets = getattr(model, "save_assets", None)
+            if model_assets is not None:
+                model_assets(tmp)
         (tmp / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         old = directory.with_name(directory.name + ".old")
         if directory.exists():
@@ -111,6 +112,25 @@ def save_model(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _write_json(path: Path, content: dict[str, Any]) -> None:
+    """``content`` as JSON at ``path``, atomically (a temporary sibling swapped into place)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(content, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def save_inference(directory: str | Path, settings: InferenceOptions, choice: dict[str, Any]) -> None:
+    """Make ``settings`` the saved inference settings of the model folder (``config.json``'s ``model.inference``),
+    with ``choice`` (how they were chosen) in ``CHOICE_FILE`` beside it; the weights are not touched."""
+    directory = Path(directory)
+    config = read_model_config(directory)
+    if config["format_version"] != FORMAT_VERSION:
+        raise ModelError(f"{directory}: a format-{config['format_version']} folder; save it again with this spandep first")
+    config["model"]["inference"] = settings.given()
+    _write_json(directory / "config.json", config)
+    _write_json(directory / CHOICE_FILE, choice)
 
 
 def resolve_device(name: str) -> torch.device:
@@ -127,9 +147,8 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
-def load_model(directory: str | Path, device: str = "cpu", int8: bool = False) -> Parser:
-    """Load a saved model folder for inference (eval mode) onto ``device``; ``int8``: with dynamically
-    quantised int8 linear layers in the encoder (CPU only, see ``pipeline.int8.dynamic_int8``)."""
+def read_model_config(directory: str | Path) -> dict[str, Any]:
+    """A model folder's ``config.json`` (``ModelError`` when it is missing, unreadable or of another format)."""
     directory = Path(directory)
     cfg_path = directory / "config.json"
     if not cfg_path.is_file():
@@ -138,35 +157,44 @@ def load_model(directory: str | Path, device: str = "cpu", int8: bool = False) -
         config = json.loads(cfg_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ModelError(f"{cfg_path}: unreadable JSON ({exc})") from exc
-    if config.get("format_version") != FORMAT_VERSION:
+    if config.get("format_version") not in (1, FORMAT_VERSION):
         raise ModelError(
             f"{directory}: model format {config.get('format_version')} but this spandep {__version__} reads "
-            f"format {FORMAT_VERSION}; use the spandep release that trained it"
+            f"formats 1 and {FORMAT_VERSION}; use the spandep release that trained it"
         )
-    assets = directory / ENCODER_ASSETS
+    return config
+
+
+def load_model(directory: str | Path, device: str = "cpu", int8: bool = False) -> Parser:
+    """Load a saved model folder for inference (eval mode) onto ``device``; ``int8``: with dynamically
+    quantised int8 linear layers in the encoder (CPU only, see ``pipeline.int8.dynamic_int8``)."""
+    directory = Path(directory)
+    config = read_model_config(directory)
+    try:
+        state = load_file(str(directory / "model.safetensors"))
+    except OSError as exc:
+        raise ModelError(f"{directory}/model.safetensors: cannot load weights ({exc})") from exc
+    if config["format_version"] == 1:
+        config, state = upgrade_v1(config, state)
     compact = config.get("compact")
     try:
-        # a compact model takes its frozen weights from the base encoder package, so it is built from it
-        linker_assets = directory / LINKER_ASSETS
-        model = build_model(
-            config,
-            None if compact or not assets.is_dir() else assets,
-            None if compact or not linker_assets.is_dir() else linker_assets,
-        )
+        # a compact model takes its frozen weights from the base packages, so it is built from them
+        model = build_model(config, None if compact else directory)
+    except UnknownNameError as exc:
+        raise ModelError(f"{directory}: {exc} (this is spandep {__version__})") from exc
     except (OSError, ImportError) as exc:
         raise ModelError(f"{directory}: cannot build the encoder {config['encoder'].get('model')!r} ({exc})") from exc
     try:
-        state = load_file(str(directory / "model.safetensors"))
         if compact and compact.get("int8"):
             state = dequantize(state, compact["int8"])
         missing, unexpected = model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()}, strict=False)
-    except (OSError, RuntimeError) as exc:
+    except RuntimeError as exc:
         raise ModelError(f"{directory}/model.safetensors: cannot load weights ({exc})") from exc
     expected_missing = set(compact["from_base"]) if compact else set()
     if unexpected or set(missing) != expected_missing:
         raise ModelError(f"{directory}: weights do not match the config (missing {sorted(set(missing) - expected_missing)[:5]}, unexpected {unexpected[:5]})")
     model.eval()
-    model.config = config  # type: ignore[attr-defined]
+    model.config = config
     model = model.to(resolve_device(device))
     if int8:
         try:

@@ -10,16 +10,14 @@ from __future__ import annotations
 import platform
 import statistics
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
 from spandep.data.sentence import Sentence
-from spandep.pipeline.predict import parse_stream, resolve_decoder, span_inference_options
-
-if TYPE_CHECKING:
-    from spandep.models.biaffine import BiaffineParser
-    from spandep.models.span_parser import SpanParser
+from spandep.inference import InferenceOptions
+from spandep.models.base import Parser
+from spandep.pipeline.predict import parse_stream
 
 
 def _spread(values: list[float]) -> dict[str, float]:
@@ -32,39 +30,34 @@ def _spread(values: list[float]) -> dict[str, float]:
 
 
 def measure_speed(
-    model: BiaffineParser | SpanParser,
-    sentences: list[Sentence],
-    runs: int = 3,
-    warmup: int = 1,
-    batch_tokens: int = 4000,
-    decoder: str | None = None,
-    span_options: dict[str, Any] | None = None,
+    model: Parser, sentences: list[Sentence], runs: int = 3, warmup: int = 1, options: InferenceOptions | None = None
 ) -> dict[str, Any]:
-    """Time ``runs`` full parses of ``sentences`` after ``warmup`` untimed ones; see the module docstring."""
+    """Time ``runs`` full parses of ``sentences`` with ``options`` after ``warmup`` untimed ones; see the module
+    docstring."""
     if runs < 1:
         raise ValueError("runs must be at least 1")
+    settings = model.settings(options)
     words = sum(len(s) for s in sentences)
     seconds: list[float] = []
     for i in range(warmup + runs):
         start = time.perf_counter()
-        for _ in parse_stream(model, sentences, batch_tokens=batch_tokens, decoder=decoder, span_options=span_options):
+        for _ in parse_stream(model, sentences, settings):
             pass
         if i >= warmup:
             seconds.append(time.perf_counter() - start)
     result: dict[str, Any] = {
-        "model_type": model.model_type,
+        "model_type": model.name,
         "sentences": len(sentences),
         "words": words,
         "runs_seconds": [round(t, 3) for t in seconds],
         "words_per_s": _spread([words / t for t in seconds]),
         "sent_per_s": _spread([len(sentences) / t for t in seconds]),
         "warmup_runs": warmup,
-        "batch_tokens": batch_tokens,
-        "decoder": resolve_decoder(model, decoder),
+        "batch_tokens": settings.batch_tokens,
+        "decoder": settings.decoder,
+        "inference": settings.given(),
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
     }
-    if model.model_type == "span":
-        result["inference"] = span_inference_options(model, span_options)
     return result

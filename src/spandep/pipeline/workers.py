@@ -17,7 +17,7 @@ from itertools import islice
 from typing import Any
 
 from spandep.data.sentence import Sentence
-from spandep.pipeline.span_inference import InferenceStats
+from spandep.inference import InferenceOptions, InferenceStats
 
 __all__ = ["ParserFactory", "parse_parallel"]
 
@@ -27,9 +27,7 @@ class ParserFactory:
     """Everything a process needs to build a parser: ``model`` folder (``None``: the default model) and options."""
 
     model: str | None = None
-    batch_tokens: int = 4000
-    decoder: str | None = None
-    span_options: dict[str, Any] = field(default_factory=dict)
+    options: InferenceOptions = field(default_factory=InferenceOptions)
     threads: int = 1
     device: str = "cpu"
     int8: bool = False
@@ -49,12 +47,7 @@ class ParserFactory:
         from spandep.pipeline.predict import parse_stream
 
         stats = InferenceStats()
-        parsed = list(
-            parse_stream(
-                model, chunk, self.batch_tokens, self.decoder, chunk_size=max(1, len(chunk)),
-                span_options=self.span_options, stats=stats,
-            )
-        )
+        parsed = list(parse_stream(model, chunk, self.options, chunk_size=max(1, len(chunk)), stats=stats))
         return parsed, stats
 
 
@@ -79,8 +72,8 @@ def parse_parallel(
     chunk_size: int = 512,
     stats: InferenceStats | None = None,
 ) -> Iterator[Sentence]:
-    """Parse ``sentences`` with ``workers`` processes (spawned), yielding them in input order; ``stats`` (span
-    models) accumulates the workers' counters."""
+    """Parse ``sentences`` with ``workers`` processes (spawned), yielding them in input order; ``stats``
+    accumulates the workers' counters."""
     if workers < 1:
         raise ValueError("workers must be at least 1")
     it = iter(sentences)

@@ -1,4 +1,4 @@
-"""Training configuration: a TOML file with four tables, checked against known keys and defaults."""
+"""Training configuration: a TOML file of tables, checked against known keys and defaults."""
 
 from __future__ import annotations
 
@@ -11,46 +11,15 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from spandep.encoders import ENCODERS
 from spandep.errors import InputFormatError
+from spandep.inference import InferenceOptions
+from spandep.models import PARSERS
+from spandep.models.heads import HEADS
+from spandep.registry import UnknownNameError
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "data": {"train": None, "dev": None, "format": "conllu", "max_train_sentences": 0},
-    "encoder": {
-        "type": "transformer",
-        "model": "all-MiniLM-L6-v2",
-        "pooling": "mean",
-        "mix_layers": 4,
-        "dropout": 0.1,
-        "use_upos": False,
-        "upos_dim": 100,
-        "word_dim": 100,
-        "char_dim": 50,
-        "char_out": 100,
-        "hidden": 400,
-        "layers": 3,
-        "min_freq": 2,
-        "pretrained": True,
-        "freeze_embeddings": True,
-        "freeze_layers": 0,  # also freeze the lowest N transformer layers (they then need not ship with the model)
-    },
-    "model": {
-        "type": "biaffine",
-        "arc_mlp": 500,
-        "rel_mlp": 100,
-        "mlp_dropout": 0.33,
-        "span_mlp": 500,
-        "span_dropout": 0.33,
-        "query_rate": 1.0,
-        "max_queries": 0,
-        "noisy_rate": 0.0,
-        "linker": {"format": "late"},
-        "k": 2,
-        "lam": 1.0,
-        "span_decoder": "dp",
-        "retrieval": True,
-        "word_scorer": False,  # true (default sizes) or a table of BiaffineScorer sizes: a word-level head
-        "tagger": False,  # true: a UPOS tagging head trained jointly (tags taken from the training data)
-    },
     "training": {
         "output": None,
         "epochs": 10,
@@ -63,23 +32,14 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "clip": 5.0,
         "patience": 3,
         "seed": 1,
-        "decoder": "mst",
         "threads": 0,
         "checkpoint_every": 200,
         "eval_batch_tokens": 4000,
         "device": "cpu",  # cpu, cuda, cuda:N or auto; the checkpoints and the saved model are the same either way
     },
 }
-
-MODEL_KEYS = {
-    "biaffine": {"type", "arc_mlp", "rel_mlp", "mlp_dropout"},
-    "span": {"type", "span_mlp", "span_dropout", "query_rate", "max_queries", "noisy_rate", "linker", "k", "lam", "span_decoder", "retrieval", "word_scorer", "tagger"},
-}
-
-ENCODER_KEYS = {
-    "transformer": {"type", "model", "pooling", "mix_layers", "dropout", "use_upos", "upos_dim", "pretrained", "freeze_embeddings", "freeze_layers"},
-    "bilstm": {"type", "word_dim", "char_dim", "char_out", "hidden", "layers", "dropout", "use_upos", "upos_dim", "min_freq"},
-}
+TYPED = {"encoder": ("transformer", ENCODERS), "model": ("biaffine", PARSERS)}  # table: (default type, registry)
+TABLES = (*DEFAULTS, *TYPED, "heads", "inference")
 
 
 def _merged(base: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
@@ -115,38 +75,75 @@ def _read_toml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     return _merged(_read_toml(base_path, chain), raw)
 
 
+def _typed_table(path: Path, section: str, given: dict[str, Any]) -> dict[str, Any]:
+    """``[encoder]`` or ``[model]``: its ``type`` (a registry name) and that type's settings over its defaults."""
+    default_type, registry = TYPED[section]
+    kind = given.get("type", default_type)
+    try:
+        defaults = registry.get(kind).config_defaults
+    except UnknownNameError as exc:
+        raise InputFormatError(str(path), 0, f"[{section}] type: {exc}") from None
+    unknown = sorted(set(given) - set(defaults) - {"type"})
+    if unknown:
+        raise InputFormatError(
+            str(path), 0, f"[{section}] key(s) {', '.join(unknown)} do not apply to type {kind!r}; known: {', '.join(defaults)}"
+        )
+    return {"type": kind, **_merged(defaults, {k: v for k, v in given.items() if k != "type"})}
+
+
+def _heads(path: Path, given: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``[heads.NAME]`` tables: each a registered output head, its settings over its defaults."""
+    out = {}
+    for name, settings in given.items():
+        try:
+            defaults = HEADS.get(name).config_defaults
+        except UnknownNameError as exc:
+            raise InputFormatError(str(path), 0, f"[heads.{name}]: {exc}") from None
+        if not isinstance(settings, dict) or set(settings) - set(defaults):
+            raise InputFormatError(str(path), 0, f"[heads.{name}] takes {', '.join(defaults) or 'no keys'}")
+        out[name] = {**defaults, **settings}
+    return out
+
+
 def load_config(path: str | Path, overrides: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
     """Read a TOML config (and its `base`), fill defaults, reject unknown keys.
 
+    Tables: ``[data]``, ``[training]``, ``[encoder]`` and ``[model]`` (each with a ``type`` from the encoder and
+    parser registries, whose classes declare their settings and defaults), ``[heads.NAME]`` (output heads trained
+    with the parser) and ``[inference]`` (the settings the model is saved with; ``spandep tune`` chooses them on dev).
     Relative data and output paths are taken from the working directory; a `base` path from the config's own folder.
     """
     path = Path(path)
     raw = _read_toml(path)
     for section, values in (overrides or {}).items():
         raw.setdefault(section, {}).update({k: v for k, v in values.items() if v is not None})
+    unknown_tables = sorted(set(raw) - set(TABLES))
+    if unknown_tables:
+        raise InputFormatError(str(path), 0, f"unknown table(s): {', '.join(unknown_tables)}; known: {', '.join(TABLES)}")
     cfg: dict[str, dict[str, Any]] = {}
-    raw_sections: dict[str, dict[str, Any]] = {}
     for section, defaults in DEFAULTS.items():
-        given = raw_sections[section] = raw.pop(section, {})
+        given = raw.get(section, {})
         unknown = set(given) - set(defaults)
         if unknown:
             raise InputFormatError(str(path), 0, f"unknown key(s) in [{section}]: {', '.join(sorted(unknown))}; known: {', '.join(defaults)}")
         cfg[section] = {**defaults, **given}
-    if raw:
-        raise InputFormatError(str(path), 0, f"unknown table(s): {', '.join(raw)}; known: {', '.join(DEFAULTS)}")
+    for section in TYPED:
+        cfg[section] = _typed_table(path, section, raw.get(section, {}))
+    cfg["heads"] = _heads(path, raw.get("heads", {}))
+    inference = dict(raw.get("inference", {}))
+    try:
+        InferenceOptions.from_dict(inference)
+    except ValueError as exc:
+        raise InputFormatError(str(path), 0, f"[inference] {exc}") from None
+    known = PARSERS.get(cfg["model"]["type"]).inference_defaults
+    if set(inference) - set(known):
+        raise InputFormatError(
+            str(path), 0, f"[inference] {', '.join(sorted(set(inference) - set(known)))} do not apply to model type "
+            f"{cfg['model']['type']!r}; it takes {', '.join(known)}"
+        )
+    cfg["inference"] = inference
     for section, key in (("data", "train"), ("data", "dev"), ("training", "output")):
         if not cfg[section][key]:
             raise InputFormatError(str(path), 0, f"[{section}] {key} is required")
         cfg[section][key] = str(Path(cfg[section][key]).expanduser().resolve())
-    for section, kinds in (("encoder", ENCODER_KEYS), ("model", MODEL_KEYS)):
-        kind = cfg[section]["type"]
-        if kind not in kinds:
-            raise InputFormatError(str(path), 0, f"[{section}] type must be one of {sorted(kinds)}, not {kind!r}")
-        stray = set(raw_sections[section]) - kinds[kind]
-        if stray:
-            raise InputFormatError(str(path), 0, f"[{section}] key(s) {', '.join(sorted(stray))} do not apply to type {kind!r}")
-    if cfg["model"]["span_decoder"] not in ("dp", "mst"):
-        raise InputFormatError(str(path), 0, "[model] span_decoder must be 'dp' or 'mst'")
-    if cfg["training"]["decoder"] not in ("mst", "eisner"):
-        raise InputFormatError(str(path), 0, "[training] decoder must be 'mst' or 'eisner'")
     return cfg

@@ -26,14 +26,12 @@ from tqdm import tqdm
 from spandep.data.batching import token_batches
 from spandep.data.conllu import check_trees, read_conllu
 from spandep.data.sentence import Sentence
-from spandep.data.vocab import build_vocab
-from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
+from spandep.encoders.base import batch_cost
 from spandep.evaluation.metrics import evaluate
-from spandep.models.biaffine import BiaffineParser
-from spandep.models.span_parser import SpanParser
-from spandep.models.tagger import NO_TAG
+from spandep.inference import InferenceOptions
+from spandep.models import Parser, build_model, config_from_data
 from spandep.pipeline.model_io import resolve_device, save_model
-from spandep.pipeline.predict import predict_sentences, with_tree
+from spandep.pipeline.predict import with_tree
 from spandep.training.checkpoint import load_checkpoint, run_lock, save_checkpoint
 
 log = logging.getLogger("spandep.train")
@@ -51,55 +49,11 @@ def read_treebank(path: str, fmt: str, limit: int = 0) -> list[Sentence]:
     return sentences[:limit] if limit else sentences
 
 
-def build_encoder_from(cfg: dict[str, Any], train: list[Sentence]) -> WordEncoder:
-    """A fresh encoder as the config asks, with vocabularies taken from the training data."""
-    enc = cfg["encoder"]
-    upos_vocab = build_vocab((t for s in train for t in s.upos), specials=["<unk>"]) if enc["use_upos"] else None
-    if enc["type"] == "transformer":
-        from spandep.encoders.transformer import TransformerEncoder
-
-        return TransformerEncoder(
-            model=enc["model"], pooling=enc["pooling"], mix_layers=enc["mix_layers"], dropout=enc["dropout"],
-            upos_vocab=upos_vocab, upos_dim=enc["upos_dim"], pretrained=enc["pretrained"],
-            freeze_embeddings=enc["freeze_embeddings"], freeze_layers=enc["freeze_layers"],
-        )
-    from spandep.encoders.bilstm import BiLSTMEncoder
-
-    words, chars = BiLSTMEncoder.build_vocab((s.forms for s in train), min_freq=enc["min_freq"])
-    return BiLSTMEncoder(
-        word_vocab=words, char_vocab=chars, word_dim=enc["word_dim"], char_dim=enc["char_dim"],
-        char_out=enc["char_out"], hidden=enc["hidden"], layers=enc["layers"], dropout=enc["dropout"],
-        upos_vocab=upos_vocab, upos_dim=enc["upos_dim"],
-    )
-
-
-def word_scorer_options(value: bool | dict[str, Any]) -> dict[str, Any] | None:
-    """``[model] word_scorer`` as ``SpanParser`` takes it: ``true`` → default sizes, a table → those sizes."""
-    if isinstance(value, dict):
-        return value
-    return {} if value else None
-
-
-def build_parser(cfg: dict[str, Any], train: list[Sentence], labels: list[str]) -> BiaffineParser | SpanParser:
-    """A fresh parser of the configured type over a fresh encoder."""
-    m = cfg["model"]
-    encoder = build_encoder_from(cfg, train)
-    if m["type"] == "span":
-        inference = {"k": m["k"], "lam": m["lam"], "decoder": m["span_decoder"], "retrieval": m["retrieval"]}
-        return SpanParser(
-            encoder, labels, linker=m["linker"], span_mlp=m["span_mlp"], span_dropout=m["span_dropout"],
-            query_rate=m["query_rate"], max_queries=m["max_queries"], noisy_rate=m["noisy_rate"], inference=inference,
-            word_scorer=word_scorer_options(m["word_scorer"]),
-            tagger={"tags": build_vocab(t for s in train for t in s.upos if t != "_")} if m["tagger"] else None,
-        )
-    return BiaffineParser(encoder, labels, arc_mlp=m["arc_mlp"], rel_mlp=m["rel_mlp"], mlp_dropout=m["mlp_dropout"])
-
-
-def build_optimizer(model: BiaffineParser | SpanParser, cfg: dict[str, Any]) -> torch.optim.AdamW:
-    """Two parameter groups: pretrained transformers (the encoder's, a faithful linker's) at ``encoder_lr``,
+def build_optimizer(model: Parser, cfg: dict[str, Any]) -> torch.optim.AdamW:
+    """Two parameter groups: pretrained weights (the parser's ``pretrained_parameters``) at ``encoder_lr``,
     everything else at ``lr``."""
     tr = cfg["training"]
-    pre_ids = {id(p) for name, p in model.named_parameters() if ".transformer." in f".{name}"}
+    pre_ids = {id(p) for p in model.pretrained_parameters()}
     groups = [
         {"params": [p for p in model.parameters() if id(p) in pre_ids and p.requires_grad], "lr": tr["encoder_lr"], "base_lr": tr["encoder_lr"]},
         {"params": [p for p in model.parameters() if id(p) not in pre_ids and p.requires_grad], "lr": tr["lr"], "base_lr": tr["lr"]},
@@ -129,48 +83,21 @@ class Trainer:
         data = cfg["data"]
         self.train = read_treebank(data["train"], data["format"], data["max_train_sentences"])
         self.dev = read_treebank(data["dev"], data["format"])
-        labels = build_vocab(r for s in self.train for r in s.deprels)
-        self.label_index = {r: i for i, r in enumerate(labels)}
         self.device = resolve_device(tr["device"])
-        self.model = build_parser(cfg, self.train, labels).to(self.device)
-        linker = getattr(self.model, "linker", None)
-        self.query_states = linker is not None and not linker.needs_word_vectors  # a faithful linker's pieces
-        self.train_feats = [self._features(s) for s in tqdm(self.train, desc="featurise train", leave=False)]
+        self.model = build_model(config_from_data(cfg, self.train)).to(self.device)
+        self.train_feats = [self.model.training_features(s) for s in tqdm(self.train, desc="featurise train", leave=False)]
         self.lengths = [batch_cost(f) for f in self.train_feats]
         self.batches_per_epoch = len(token_batches(self.lengths, tr["batch_tokens"]))
         self.total_steps = self.batches_per_epoch * tr["epochs"]
         self.optimizer = build_optimizer(self.model, cfg)
 
-    def _features(self, s: Sentence) -> dict[str, Any]:
-        f = sentence_features(self.model.encoder, s.forms, s.upos)
-        f["heads"] = np.asarray([0] + [int(h or 0) for h in s.heads], dtype=np.int64)  # trees checked on reading
-        f["rels"] = np.asarray([0] + [self.label_index[r] for r in s.deprels], dtype=np.int64)
-        if getattr(self.model, "tagger", None) is not None:
-            f["upos_gold"] = np.asarray([NO_TAG] + self.model.tagger.gold_ids(s.upos), dtype=np.int64)  # type: ignore[union-attr]
-        if self.query_states:
-            f["query_state"] = self.model.linker.prepare(s.forms, s.upos, None)  # type: ignore[union-attr, operator]
-        return f
-
     def _batch(self, idx: list[int]) -> dict[str, Any]:
-        feats = [self.train_feats[i] for i in idx]
-        batch: dict[str, Any] = dict(self.model.encoder.collate(feats))
-        width = batch["word_mask"].size(1)
-        for key in ("heads", "rels", "upos_gold"):
-            if key not in feats[0]:
-                continue
-            t = torch.full((len(feats), width), NO_TAG if key == "upos_gold" else 0, dtype=torch.long)  # (batch, 1 + n)
-            for b, f in enumerate(feats):
-                t[b, : len(f[key])] = torch.from_numpy(f[key])
-            batch[key] = t
-        batch = {key: v.to(self.device) for key, v in batch.items()}
-        if self.query_states:
-            batch["query_states"] = [f["query_state"] for f in feats]
-        return batch
+        """The training batch of the sentences ``idx``."""
+        return self.model.training_batch([self.train_feats[i] for i in idx], self.device)
 
     def evaluate_dev(self) -> dict[str, float]:
-        decoder = None if self.model.model_type == "span" else self.cfg["training"]["decoder"]
-        parses = predict_sentences(self.model, self.dev, self.cfg["training"]["eval_batch_tokens"], decoder)
-        pred = [with_tree(s, p.heads, p.labels) for s, p in zip(self.dev, parses)]
+        parses = self.model.parse(self.dev, InferenceOptions(batch_tokens=self.cfg["training"]["eval_batch_tokens"]))
+        pred = [with_tree(s, p) for s, p in zip(self.dev, parses)]
         r = evaluate(self.dev, pred)
         return {"UAS": r.uas or 0.0, "LAS": r.las or 0.0, "UAS_nopunct": r.uas_no_punct or 0.0, "LAS_nopunct": r.las_no_punct or 0.0}
 

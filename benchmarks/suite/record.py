@@ -1,0 +1,108 @@
+"""The result file of one system on one dataset (``<dataset>__<system>.json``): its schema and the helpers that
+fill it, shared by the runner (benchmarks.suite.run) and the report."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from benchmarks.suite.systems import REPO
+
+SCHEMA = "spandep-benchmark/1"
+REQUIRED = (
+    "dataset", "split", "system", "encoder", "UAS", "LAS", "UAS_nopunct", "LAS_nopunct", "CLAS", "sentences", "words",
+    "parse_sent_per_s", "train_minutes", "peak_rss_mb", "git_commit", "command", "machine", "date",
+)
+
+
+def scores(report: dict[str, Any]) -> dict[str, Any]:
+    """The headline numbers of an evaluation report (``spandep evaluate --json``), under the result's names."""
+    return {
+        "UAS": report["uas"], "LAS": report["las"], "UAS_nopunct": report["uas_no_punct"],
+        "LAS_nopunct": report["las_no_punct"], "CLAS": report["clas_f1"],
+        "sentences": report["sentences"], "words": report["words"],
+    }
+
+
+def encoder_name(config: dict[str, Any]) -> str:
+    """A short name for a training config's encoder: the transformer's, or the BiLSTM's with its inputs."""
+    enc = config["encoder"]
+    if enc["type"] == "transformer":
+        return Path(enc["model"]).name
+    return "BiLSTM word+char" + (" + UPOS" if enc["use_upos"] else "")
+
+
+NOT_TRAINED: dict[str, Any] = {"train_minutes": None, "train_epochs": None, "train_finished": None}
+
+
+def training(train_log: Path, config: dict[str, Any]) -> dict[str, Any]:
+    """Training time and progress from a run's ``train.log`` (one line per epoch; ``minutes`` is cumulative
+    wall-clock time of ``spandep train``, dev evaluation included, pauses between resumes not)."""
+    if not train_log.is_file():
+        return dict(NOT_TRAINED)
+    lines = [line.split() for line in train_log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    last = dict(item.split("=", 1) for item in lines[-1] if "=" in item)
+    since_best = next((i for i, line in enumerate(reversed(lines)) if line[-1] == "*best*"), len(lines))
+    tr = config["training"]
+    return {
+        "train_minutes": float(last["minutes"]),
+        "train_epochs": int(last["epoch"]),
+        "train_finished": int(last["epoch"]) >= tr["epochs"] or since_best >= tr["patience"],
+    }
+
+
+def trained_on(model: Path) -> str | None:
+    """The device a saved model was trained on, from its ``config.json`` (None when it does not say)."""
+    config = model / "config.json"
+    if not config.is_file():
+        return None
+    saved = json.loads(config.read_text(encoding="utf-8")).get("training", {}).get("config", {})
+    return saved.get("training", {}).get("device")
+
+
+def machine(device: str = "cpu") -> dict[str, Any]:
+    """This machine: CPU model (from /proc/cpuinfo), cores, architecture and Python version, and the GPU's name
+    when ``device`` is a CUDA one."""
+    cpu = None
+    if Path("/proc/cpuinfo").is_file():
+        names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")]
+        cpu = names[0] if names else None
+    info = {"cpu": cpu, "cores": os.cpu_count(), "arch": platform.machine(), "python": platform.python_version()}
+    if device.startswith("cuda"):
+        import torch
+
+        info["gpu"] = torch.cuda.get_device_name(torch.device(device))
+    return info
+
+
+def git(*args: str) -> str:
+    """Output of a git command in the repository ('' when git is unavailable)."""
+    try:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def checkout() -> dict[str, Any]:
+    """The result's ``git_commit`` and ``git_dirty`` (tracked files changed). In a copy of the working tree without
+    ``.git`` (a lent GPU machine) the commit is the one named by the environment variable SPANDEP_COMMIT, else None,
+    and whether the copy differs from it is unknown (None)."""
+    head = git("rev-parse", "HEAD")
+    if not head:
+        return {"git_commit": os.environ.get("SPANDEP_COMMIT") or None, "git_dirty": None}
+    return {"git_commit": head, "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+
+
+def write_result(path: Path, result: dict[str, Any]) -> None:
+    """Write a result file atomically, after checking that it has every required field (``None`` allowed)."""
+    missing = [key for key in REQUIRED if key not in result]
+    if missing:
+        raise ValueError(f"result for {path.name} lacks {', '.join(missing)}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps({"schema": SCHEMA, **result}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,109 @@
+"""What the suite runs: the treebanks (name → train/dev/test files) and the systems (name → config per treebank).
+
+A system is a trained model plus, for span models, the decoder that overrides its saved (dev-chosen) inference
+settings; everything else comes from the model folder. A treebank a system has no config for is skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO.parent / "shared" / "data"
+RESULTS = REPO / "benchmarks" / "results"  # what the suite writes and the report reads
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The three splits of one treebank; models are trained on ``train``, chosen on ``dev``, scored on ``test``.
+    ``labelled`` is False for a treebank whose DEPREL carries no information (only root/dep): UAS only."""
+
+    train: Path
+    dev: Path
+    test: Path
+    labelled: bool = True
+
+
+def _ud(folder: str, stem: str, labelled: bool = True) -> Dataset:
+    return Dataset(*(DATA / folder / f"{stem}-{split}.conllu" for split in ("train", "dev", "test")), labelled)
+
+
+DATASETS: dict[str, Dataset] = {
+    "en_ewt": _ud("en_ewt", "en_ewt-ud"),
+    "zh_gsd_v1": _ud("zh_gsd_v1", "zh_gsd_v1-ud"),
+    "fr_sequoia": _ud("fr_sequoia", "fr_sequoia-ud"),
+    "it_partut": _ud("it_partut", "it_partut-ud"),
+    "ru_taiga": _ud("ru_taiga", "ru_taiga-ud"),
+    "no_nynorsklia": _ud("no_nynorsklia", "no_nynorsklia-ud"),
+    "cs_cltt": _ud("cs_cltt", "cs_cltt-ud"),
+    "ptb_nltk_sample": _ud("ptb_nltk_sample", "ptb_nltk", labelled=False),
+}
+
+SUITES: dict[str, tuple[str, ...]] = {"ewt": ("en_ewt",), "all": tuple(DATASETS), **{name: (name,) for name in DATASETS}}
+
+
+@dataclass(frozen=True)
+class System:
+    """Training configs by dataset name; ``decoder`` (``mst`` or ``projective``) overrides the model's own; ``tune``
+    (span systems): the grid arguments of ``spandep tune``, run on dev after training to choose the model's
+    inference settings; ``model``: a finished model folder (from the repository root) measured as it is, with the
+    inference settings it ships with, instead of the config's run (the config then only names its data and encoder)."""
+
+    configs: dict[str, str] = field(default_factory=dict)
+    decoder: str | None = None
+    tune: tuple[str, ...] = ()
+    model: str | None = None
+
+
+# The seven non-English or PTB-sample treebanks, all with the multilingual encoder (one encoder for every language).
+E5_SETS = ("zh_gsd_v1", "fr_sequoia", "it_partut", "ru_taiga", "no_nynorsklia", "cs_cltt", "ptb_nltk_sample")
+
+# spandep tune grids (benchmarks.tune_span before it) as recorded in each run's sweep file (benchmarks/results/*_dev__span_sweep__*.json).
+LW3_GRID = ("--lams", "0.25,0.5,1,2", "--ablate-mutual")
+RUN1_GRID = ("--lams", "0.5,1,2,4", "--ablate-mutual")
+WORD_GRID = ("--ks", "2,5", "--lams", "0.25,0.5,1", "--arc-weights", "0,0.5,1,2", "--ablate-mutual")
+E5_GRID = ("--ks", "2,5")
+ABLATION_GRID = ("--ks", "2,5", "--ablate-mutual")
+ABLATIONS = ("span-span", "token-token", "span-token", "token-span", "no-mutual")
+
+DEFAULT_MODEL = "src/spandep/resources/default_model"
+
+# Config paths are relative to the repository root. Names without a run suffix are the runs chosen on dev
+# (BENCHMARKS.md); span-minilm-word is run 4 (a word-level Biaffine head on the shared encoder).
+SYSTEMS: dict[str, System] = {
+    "biaffine-minilm": System({"en_ewt": "configs/ewt-biaffine-minilm.toml"}),
+    "biaffine-bilstm": System({"en_ewt": "configs/ewt-biaffine-bilstm-b3k.toml"}),
+    "span-minilm-dp": System({"en_ewt": "configs/ewt-span-minilm-lw3.toml"}, "projective", LW3_GRID),
+    "span-minilm-mst": System({"en_ewt": "configs/ewt-span-minilm-lw3.toml"}, "mst", LW3_GRID),
+    "span-minilm-word-dp": System({"en_ewt": "configs/ewt-span-minilm-word.toml"}, "projective", WORD_GRID),
+    "span-minilm-word-mst": System({"en_ewt": "configs/ewt-span-minilm-word.toml"}, "mst", WORD_GRID),
+    # Run 4 trained again (its own model was lost before its MST row was measured).
+    "span-minilm-word-rerun-dp": System({"en_ewt": "configs/ewt-span-minilm-word-rerun.toml"}, "projective", WORD_GRID),
+    "span-minilm-word-rerun-mst": System({"en_ewt": "configs/ewt-span-minilm-word-rerun.toml"}, "mst", WORD_GRID),
+    # The base-size English encoder (benchmarks/scripts/get_mpnet.sh first; trained on a GPU: --train-device cuda).
+    "span-mpnet-dp": System({"en_ewt": "configs/ewt-span-mpnet.toml"}, "projective", WORD_GRID),
+    "span-mpnet-mst": System({"en_ewt": "configs/ewt-span-mpnet.toml"}, "mst", WORD_GRID),
+    "span-bilstm-dp": System({"en_ewt": "configs/ewt-span-bilstm.toml"}, "projective", WORD_GRID),
+    "span-bilstm-mst": System({"en_ewt": "configs/ewt-span-bilstm.toml"}, "mst", WORD_GRID),
+    # The multilingual encoder (spandep convert-e5 runs/e5-small first), on the non-English treebanks.
+    "biaffine-e5": System({d: f"configs/{d}-biaffine-e5.toml" for d in E5_SETS}),
+    "span-e5-dp": System({d: f"configs/{d}-span-e5.toml" for d in E5_SETS}, "projective", E5_GRID),
+    "span-e5-mst": System({d: f"configs/{d}-span-e5.toml" for d in E5_SETS}, "mst", E5_GRID),
+    # The shipped default model (configs/ewt-span-small-tagged.toml, trained on a lent GPU; settings chosen on dev,
+    # BENCHMARKS.md "The shipped default model"), measured as installed.
+    "span-minilm-default-dp": System({"en_ewt": "configs/ewt-span-small-tagged.toml"}, "projective", model=DEFAULT_MODEL),
+    "span-minilm-default-mst": System({"en_ewt": "configs/ewt-span-small-tagged.toml"}, "mst", model=DEFAULT_MODEL),
+    # The EWT recipes on the first 1,781 EWT training sentences (ParTUT's size): the gain against training-set size.
+    "biaffine-minilm-1781": System({"en_ewt": "configs/ewt1781-biaffine-minilm.toml"}),
+    "span-minilm-word-1781-dp": System({"en_ewt": "configs/ewt1781-span-minilm-word.toml"}, "projective", WORD_GRID),
+    # The e5 recipes (as on ParTUT) on the same 1,781 EWT sentences: encoder and recipe apart from the treebank.
+    "biaffine-e5-1781": System({"en_ewt": "configs/ewt1781-biaffine-e5.toml"}),
+    "span-e5-1781-dp": System({"en_ewt": "configs/ewt1781-span-e5.toml"}, "projective", E5_GRID),
+    # Paper Table 5: the linker's scoring ablated, trained on the same 1,781 EWT sentences without the word-level head.
+    **{f"ablation-{name}": System({"en_ewt": f"configs/ewt1781-ablation-{name}.toml"}, "projective", ABLATION_GRID)
+       for name in ABLATIONS},
+    "biaffine-bilstm-run1": System({"en_ewt": "configs/ewt-biaffine-bilstm.toml"}),
+    "span-minilm-run1-dp": System({"en_ewt": "configs/ewt-span-minilm.toml"}, "projective", RUN1_GRID),
+    "span-minilm-run1-mst": System({"en_ewt": "configs/ewt-span-minilm.toml"}, "mst", RUN1_GRID),
+}

@@ -1,0 +1,118 @@
+"""Inference options: one object from the API, the CLI, the workers and the integrations down to the model.
+
+Every model setting is optional: ``None`` keeps the model's own value, chosen on dev and saved with it
+(``config.json``'s ``inference`` table). ``decoder`` has one user-facing vocabulary for every parser type,
+``mst`` (non-projective) or ``projective``; each parser type maps it to its own algorithm
+(``Parser.decoders``). Options a parser type does not have (``k`` for a Biaffine parser) are refused by the
+parser (:meth:`spandep.models.base.Parser.settings`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+__all__ = ["DECODER_NAMES", "LABEL_SOURCES", "MODEL_SETTINGS", "InferenceOptions", "InferenceStats"]
+
+DECODER_NAMES = ("mst", "projective")
+LABEL_SOURCES = ("linker", "word")
+DEFAULT_BATCH_TOKENS = 4000
+
+
+def _check_int(name: str, value: object, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"{name} must be a positive int, not {value!r}" if low == 1 else f"{name} must be an int ≥ {low}, not {value!r}")
+
+
+def _check_float(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number ≥ 0, not {value!r}")
+
+
+def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"unknown {name} {value!r}; use {' or '.join(choices)}")
+
+
+def _check_bool(name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false, not {value!r}")
+
+
+@dataclass(frozen=True)
+class InferenceOptions:
+    """How to parse. ``decoder``: ``mst`` | ``projective``. Span models: ``k`` spans proposed per word, ``lam``
+    the weight of link scores against span scores, ``retrieval`` (each query's best parent span becomes a
+    candidate), ``mutual`` (add the child-side link score), ``arc_weight`` (weight of the word-level head's arc
+    log-probabilities in the link scores) and ``label_source`` (``linker`` | ``word``). ``batch_tokens``: padded
+    tokens per batch (lower it if memory runs out)."""
+
+    decoder: str | None = None
+    k: int | None = None
+    lam: float | None = None
+    retrieval: bool | None = None
+    mutual: bool | None = None
+    arc_weight: float | None = None
+    label_source: str | None = None
+    batch_tokens: int = DEFAULT_BATCH_TOKENS
+
+    def __post_init__(self) -> None:
+        checks = {
+            "decoder": lambda v: _check_choice("decoder", v, DECODER_NAMES),
+            "k": lambda v: _check_int("k", v, 1),
+            "lam": lambda v: _check_float("lam", v),
+            "retrieval": lambda v: _check_bool("retrieval", v),
+            "mutual": lambda v: _check_bool("mutual", v),
+            "arc_weight": lambda v: _check_float("arc_weight", v),
+            "label_source": lambda v: _check_choice("label_source", v, LABEL_SOURCES),
+        }
+        for name, check in checks.items():
+            value = getattr(self, name)
+            if value is not None:
+                check(value)
+        _check_int("batch_tokens", self.batch_tokens, 1)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> InferenceOptions:
+        """Options from a plain dict (a saved model's ``inference`` table, keyword arguments); unknown keys are a
+        ``ValueError`` naming the known ones."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown inference option(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        return cls(**values)
+
+    def given(self) -> dict[str, Any]:
+        """The model settings set here (not ``None``), without ``batch_tokens``."""
+        return {k: v for k, v in asdict(self).items() if v is not None and k != "batch_tokens"}
+
+    def over(self, saved: InferenceOptions) -> InferenceOptions:
+        """``saved`` with the settings given here put over it (``batch_tokens`` from here)."""
+        return replace(saved, batch_tokens=self.batch_tokens, **self.given())
+
+
+MODEL_SETTINGS = tuple(f.name for f in fields(InferenceOptions) if f.name != "batch_tokens")
+
+
+@dataclass
+class InferenceStats:
+    """Counters of parsing runs, accumulated with :meth:`add`; a parser type fills those that apply to it.
+
+    ``queries``: MRC queries run (deduplicated per sentence, retrieval round included); ``retrieved_spans``: new
+    candidates added by retrieval; ``dp_fallbacks``: sentences where the projective span decoder found no projective
+    tree among the candidates and returned the non-projective one's; ``too_long``: sentences decoded without the
+    linker because their queries exceed its length limit.
+    """
+
+    sentences: int = 0
+    queries: int = 0
+    retrieved_spans: int = 0
+    dp_fallbacks: int = 0
+    too_long: int = 0
+    seconds: float = 0.0
+
+    def add(self, other: InferenceStats) -> None:
+        """Accumulate another run's counters into this one."""
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))

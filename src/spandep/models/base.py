@@ -1,0 +1,183 @@
+"""What every parser type is: an encoder, its own scorers, output heads, saved inference settings, and ``parse``.
+
+A parser type is a :class:`Parser` subclass registered in ``spandep.models.PARSERS``. It declares
+
+* ``name``: its registry name, the ``type`` of a training config's ``[model]`` table;
+* ``config_defaults``: its ``[model]`` settings and their defaults (constructor arguments);
+* ``decoders``: the user-facing decoder names (``mst``, ``projective``) mapped to algorithms of
+  ``spandep.decoding.DECODERS``;
+* ``inference_defaults``: the :class:`~spandep.inference.InferenceOptions` settings it honours, with defaults;
+
+and implements :meth:`Parser.loss` and :meth:`Parser.parse`. Output heads (``spandep.models.heads``) attach to any
+parser type: they read the encoder's word vectors, train with the parser's loss (:meth:`Parser.heads_loss`) and
+fill their column (:meth:`Parser.annotate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from torch import nn
+
+from spandep.data.sentence import Sentence
+from spandep.data.vocab import build_vocab
+from spandep.decoding import DECODERS
+from spandep.encoders.base import WordEncoder, sentence_features
+from spandep.inference import InferenceOptions, InferenceStats
+from spandep.models.heads import HEADS, IGNORE
+
+__all__ = ["Parse", "Parser"]
+
+
+@dataclass(frozen=True)
+class Parse:
+    """What a parser predicts for one sentence: heads (0 = ROOT) and dependency labels of words ``1..n``, and the
+    columns its output heads fill (``{"upos": [...]}``), each one value per word."""
+
+    heads: list[int]
+    labels: list[str]
+    columns: dict[str, list[str]] = field(default_factory=dict)
+
+
+class Parser(nn.Module):
+    """The base of every parser type (see the module docstring)."""
+
+    name: ClassVar[str]
+    config_defaults: ClassVar[dict[str, Any]] = {}
+    decoders: ClassVar[dict[str, str]] = {}
+    inference_defaults: ClassVar[dict[str, Any]] = {}
+    config: dict[str, Any]  # the saved config, set by ``spandep.pipeline.model_io.load_model``
+
+    def __init__(self, encoder: WordEncoder, labels: Sequence[str], inference: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.labels = list(labels)
+        self.label_index = {r: i for i, r in enumerate(self.labels)}
+        self.heads = nn.ModuleDict()
+        unknown = sorted(set(inference or {}) - set(self.inference_defaults))
+        if unknown:
+            raise ValueError(self._not_mine(unknown))
+        self.inference = InferenceOptions.from_dict({**self.inference_defaults, **(inference or {})})
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
+        """Constructor arguments of a fresh parser from its ``[model]`` settings (defaults filled) and the training
+        data: here the label set, every DEPREL of the training data."""
+        return {"labels": build_vocab(r for s in train for r in s.deprels), **settings}
+
+    @classmethod
+    def from_config(cls, encoder: WordEncoder, config: dict[str, Any], folder: Path | None = None) -> Parser:
+        """Build over ``encoder`` from a config (``config_from_data`` plus ``heads`` and ``inference``, or a saved
+        model's); ``folder``: the saved model's folder, for parts that keep files there (``None``: from their
+        base packages)."""
+        args = {k: v for k, v in config.items() if k not in ("model_type", "heads")}
+        model = cls(encoder, **args, **cls.saved_files(folder))
+        model.attach_heads(config.get("heads") or {})
+        return model
+
+    @classmethod
+    def saved_files(cls, folder: Path | None) -> dict[str, Any]:
+        """Constructor arguments pointing at this type's own files in a saved model's ``folder`` (none here)."""
+        return {}
+
+    @classmethod
+    def upgrade_v1(cls, model: dict[str, Any], state: dict[str, torch.Tensor], training: dict[str, Any]) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
+        """A format-1 ``model`` table and weights in format 2 (``training``: the saved training config)."""
+        return model, state
+
+    def attach_heads(self, heads: dict[str, dict[str, Any]]) -> None:
+        """Build the output heads a config names (``{name: head config}``) over the encoder's word vectors."""
+        for name, head_config in heads.items():
+            self.heads[name] = HEADS.get(name).from_config(self.encoder.out_dim, head_config)
+
+    def export_config(self) -> dict[str, Any]:
+        """The saved ``model`` table: what :meth:`from_config` rebuilds this parser from."""
+        return {
+            "model_type": self.name,
+            "labels": self.labels,
+            **self.hparams(),
+            "heads": {name: head.export_config() for name, head in self.heads.items()},
+            "inference": self.inference.given(),
+        }
+
+    def hparams(self) -> dict[str, Any]:
+        """This type's own constructor arguments (``config_defaults``' keys, resolved)."""
+        raise NotImplementedError
+
+    def pretrained_parameters(self) -> list[nn.Parameter]:
+        """Parameters that come from base packages (the encoder's, and any other part's pretrained module)."""
+        module = self.encoder.pretrained_module()
+        return list(module.parameters()) if module is not None else []
+
+    # ------------------------------------------------------------------ inference settings
+    def _not_mine(self, names: Sequence[str]) -> str:
+        return (
+            f"inference setting(s) {', '.join(names)} do not apply to a {self.name} parser; "
+            f"it takes {', '.join(sorted(self.inference_defaults))}"
+        )
+
+    def settings(self, options: InferenceOptions | None = None) -> InferenceOptions:
+        """The settings a parse runs with: the saved ones with ``options``' given ones over them; ``ValueError``
+        for a setting this type does not have."""
+        options = options or InferenceOptions()
+        unknown = sorted(set(options.given()) - set(self.inference_defaults))
+        if unknown:
+            raise ValueError(self._not_mine(unknown))
+        return options.over(self.inference)
+
+    def decoder(self, options: InferenceOptions) -> Callable[..., Any]:
+        """The algorithm of the user-facing decoder ``options.decoder`` for this type."""
+        return DECODERS.get(self.decoders[str(options.decoder)])
+
+    # ------------------------------------------------------------------ heads
+    def annotate(self, x: torch.Tensor, word_mask: torch.Tensor) -> list[dict[str, list[str]]]:
+        """The output heads' columns of each sentence of a batch, from word vectors ``(batch, 1 + n, d)``."""
+        per_head = {name: head.predict(x, word_mask) for name, head in self.heads.items()}
+        return [{name: values[b] for name, values in per_head.items()} for b in range(x.size(0))]
+
+    def heads_loss(self, x: torch.Tensor, batch: dict[str, Any]) -> torch.Tensor | float:
+        """The sum of the output heads' losses on word vectors ``(batch, 1 + n, d)`` (0 without heads)."""
+        return sum((head.loss(x, batch[f"gold_{name}"]) for name, head in self.heads.items()), 0.0)
+
+    # ------------------------------------------------------------------ training
+    def training_features(self, sentence: Sentence) -> dict[str, Any]:
+        """One training sentence's features, computed once: the encoder's, gold heads and label ids, and each output
+        head's gold ids (position 0, ROOT, is padding)."""
+        f = sentence_features(self.encoder, sentence.forms, sentence.upos)
+        f["heads"] = np.asarray([0] + [int(h or 0) for h in sentence.heads], dtype=np.int64)  # trees checked on reading
+        f["rels"] = np.asarray([0] + [self.label_index[r] for r in sentence.deprels], dtype=np.int64)
+        for name, head in self.heads.items():
+            f[f"gold_{name}"] = np.asarray([IGNORE] + head.gold_ids(sentence), dtype=np.int64)
+        return f
+
+    def training_batch(self, features: Sequence[dict[str, Any]], device: torch.device) -> dict[str, Any]:
+        """A padded training batch on ``device`` from :meth:`training_features` outputs."""
+        batch: dict[str, Any] = dict(self.encoder.collate(list(features)))
+        width = batch["word_mask"].size(1)
+        for key in ("heads", "rels", *(f"gold_{name}" for name in self.heads)):
+            t = torch.full((len(features), width), 0 if key in ("heads", "rels") else IGNORE, dtype=torch.long)  # (batch, 1 + n)
+            for b, f in enumerate(features):
+                t[b, : len(f[key])] = torch.from_numpy(f[key])
+            batch[key] = t
+        return {key: v.to(device) for key, v in batch.items()}
+
+    def loss(self, batch: dict[str, Any]) -> torch.Tensor:
+        """The training loss of one :meth:`training_batch` (output heads' losses included)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ parsing
+    def parse(
+        self, sentences: Sequence[Sentence], options: InferenceOptions | None = None, stats: InferenceStats | None = None
+    ) -> list[Parse]:
+        """A well-formed tree (and the heads' columns) for each sentence, in order; an empty sentence gets empty
+        lists. ``options`` over the saved settings (:meth:`settings`); ``stats`` accumulates the run's counters."""
+        raise NotImplementedError
+
+    def device(self) -> torch.device:
+        return next(self.parameters()).device

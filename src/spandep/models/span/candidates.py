@@ -1,0 +1,92 @@
+"""The span parser's candidate algorithms, apart from any model: candidate sets, structural links, retrieval.
+
+``candidate_queries`` collects a sentence's distinct candidate spans (one MRC query each); ``retrieve_parents`` reads
+the best parent span of each query from its link tables (the paper's retrieval: a parent the proposal missed becomes
+a candidate); ``structural_link`` is the model-free link matrix of the too-long fallback; ``groups`` cuts a list of
+sentences into runs of bounded size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from spandep.decoding.spans import SpanCandidates
+from spandep.masking import NEG_INF
+
+__all__ = ["WordSpans", "candidate_queries", "groups", "retrieve_parents", "structural_link"]
+
+WordSpans = Sequence[Sequence[tuple[int, int, float]]]  # per word 1..n: (start, end, score) tuples
+
+
+def candidate_queries(
+    word_spans: WordSpans, n: int, extra: Sequence[tuple[int, int, int, float]] = ()
+) -> SpanCandidates:
+    """The distinct candidate spans of one sentence, ROOT's ``(0, 1, n)`` at index 0, one query each.
+
+    ``word_spans[i - 1]`` are word i's proposed ``(start, end, score)`` (``topk_spans``); ``extra`` more
+    ``(root, start, end, score)`` rows (retrieved spans). Duplicates are merged (highest score kept); the order is
+    that of first occurrence, so appending ``extra`` never moves an existing candidate.
+    """
+    if len(word_spans) != n:
+        raise ValueError(f"{len(word_spans)} span lists for {n} words")
+    rows = [(w, s, e, score) for w, spans in enumerate(word_spans, start=1) for s, e, score in spans]
+    return SpanCandidates.from_lists(n, rows + list(extra))
+
+
+def structural_link(cands: SpanCandidates, allow_root_in_span: bool = False) -> np.ndarray:
+    """A link matrix ``(S, S)`` without a model: 0 where candidate c may be a child of candidate p, else ``-inf``.
+
+    The same constraints as the linker's masks: ``p.start ≤ c.start``, ``c.end ≤ p.end``, ``p.root ≠ c.root`` and
+    ``p.root`` outside ``[c.start, c.end]`` (unless ``allow_root_in_span``); ROOT (index 0) is never a child.
+    """
+    r, s, e = cands.root, cands.start, cands.end  # (S,) each
+    ok = (s[:, None] <= s[None, :]) & (e[None, :] <= e[:, None]) & (r[:, None] != r[None, :])  # (S, S) [p, c]
+    if not allow_root_in_span:
+        ok &= (r[:, None] < s[None, :]) | (r[:, None] > e[None, :])  # (S, S)
+    ok[0, :] |= True  # ROOT may parent any span (its root 0 lies outside every word span)
+    ok[:, 0] = False  # ROOT has no parent
+    return np.where(ok, 0.0, NEG_INF)  # (S, S)
+
+
+def retrieve_parents(table: torch.Tensor, n_words: torch.Tensor) -> list[tuple[int, int, int] | None]:
+    """The argmax parent span ``(root, start, end)`` of every query of a batch (docs/design.md, "Retrieval"), from the
+    parent side ``(batch, 3, W)`` of its ``LinkScorer.link_tables``.
+
+    Maximises ``score_parent = log p_root(r) + log p_start(s') + log p_end(e')`` jointly over valid spans
+    ``s' ≤ r ≤ e'`` (the linker's masks already enforce ``s' ≤ s``, ``e' ≥ e`` and the root constraint), ROOT's span
+    ``(0, 1, n)`` included. ``None`` where the argmax is ROOT or no parent is allowed (the ROOT query). Exact: the
+    score is separable, so for each root the best start is a prefix maximum and the best end a suffix maximum.
+    """
+    root_lp, start_lp, end_lp = table[:, 0], table[:, 1], table[:, 2]  # (batch, W) each
+    best_start, arg_start = torch.cummax(start_lp, dim=1)  # (batch, W): best start ≤ r
+    rev_end, rev_arg = torch.cummax(end_lp.flip(1), dim=1)  # (batch, W) over the reversed positions
+    best_end = rev_end.flip(1)  # (batch, W): best end ≥ r
+    arg_end = end_lp.size(1) - 1 - rev_arg.flip(1)  # (batch, W)
+    total = root_lp + best_start + best_end  # (batch, W); column 0 is meaningless for ROOT, replaced below
+    n = n_words.to(table.device).view(-1, 1)  # (batch, 1)
+    root_total = root_lp[:, 0] + start_lp[:, 1] + end_lp.gather(1, n).squeeze(1)  # (batch,) ROOT's span (0, 1, n)
+    total[:, 0] = root_total
+    score, best = total.max(dim=1)  # (batch,)
+    starts = arg_start.gather(1, best.unsqueeze(1)).squeeze(1)  # (batch,)
+    ends = arg_end.gather(1, best.unsqueeze(1)).squeeze(1)  # (batch,)
+    found: list[tuple[int, int, int] | None] = []
+    for r, s, e, v in zip(best.tolist(), starts.tolist(), ends.tolist(), score.tolist()):
+        found.append((r, s, e) if r > 0 and v != NEG_INF and s <= r <= e else None)
+    return found
+
+
+def groups(lengths: list[int], words: int) -> list[list[int]]:
+    """Consecutive runs of indices into ``lengths`` with at most ``words`` words each (a longer sentence is a group
+    alone)."""
+    groups: list[list[int]] = []
+    size = words + 1
+    for i, n in enumerate(lengths):
+        if size + n > words:
+            groups.append([])
+            size = 0
+        groups[-1].append(i)
+        size += n
+    return groups

@@ -1,0 +1,418 @@
+"""Span-span parsing inference (Gan et al., 2022, "Inference"): sentences → well-formed trees, stage by stage.
+
+1. **propose** (:func:`propose`, one :class:`Proposed` per non-empty sentence): word vectors from the encoder
+   (token-budget batches) → span proposal log-probs → exact top-k spans per word; the output heads' columns, the word
+   scorer's scores when the model has one, and the late linker's per-sentence state (the word vectors);
+2. **link** (:func:`link`, one :class:`ScoredSentence` per sentence): the candidates are the ROOT span plus the union
+   of every word's top-k spans (``candidates.candidate_queries``); one MRC query per candidate (ROOT's too: it is
+   needed for the child side), built from the linker's per-sentence state (``LinkScorer.prepare``); queries of all
+   sentences are batched together by token budget. Retrieval: the argmax parent span of every proposed query
+   (``candidates.retrieve_parents``) becomes an extra candidate of that parent word when new; new candidates get a
+   proposal span score and their own queries (one extra round). ``link[p, c] = score_parent(P | C) (+ score_child(C |
+   P))`` from the queries' link tables; what labels are read from is kept beside it (``labels.py``);
+3. **decode** (:func:`decode_scored`): ``span_dp`` (projective, with its counted MST fallback) or ``span_mst`` over
+   the candidates; labels are the argmax of the chosen child query's label distribution read at its chosen parent's
+   root. With a word scorer, ``arc_weight`` times its head log-probability of the (child root, parent root) pair is
+   added to every link, and ``label_source="word"`` reads labels from it at the decoded heads instead.
+
+A sentence whose queries exceed the linker's length limit (the faithful linker's 512 pieces, the late linker's
+``max_words``) is never dropped: it gets the word scorer's tree (MST, its labels) when the model has one, else it is
+decoded from the proposal's span scores alone, with structural links (``candidates.structural_link``); either way it
+is counted in ``InferenceStats.too_long``. Every output is a valid tree (``span_mst`` always returns an
+arborescence).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import groupby
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import torch
+
+from spandep.data.batching import token_batches
+from spandep.data.sentence import Sentence
+from spandep.decoding.mst import mst_single
+from spandep.decoding.spans import SpanCandidates, SpanDecodeResult
+from spandep.encoders.base import batch_cost, sentence_features
+from spandep.inference import InferenceOptions, InferenceStats
+from spandep.masking import NEG_INF
+from spandep.models.base import Parse
+from spandep.models.biaffine import BiaffineScorer
+from spandep.models.layers import evaluating
+from spandep.models.span.candidates import candidate_queries, groups, retrieve_parents, structural_link
+from spandep.models.span.labels import LabelStates, LabelTable, LinkLabels, read_labels
+from spandep.models.span.linking import LinkScorer, link_from_tables
+from spandep.models.span.proposal import SpanProposal, topk_spans
+
+if TYPE_CHECKING:
+    from spandep.models.span.parser import SpanParser
+
+__all__ = ["Proposed", "ScoredSentence", "WordScores", "decode_scored", "link", "parse_spans", "propose", "score_spans"]
+
+# parse_spans runs the linker and decodes GROUP_WORDS / k words at a time (after the encoder has run over all of
+# them): each query's states are kept until its sentence is decoded (labels are read at the decoded arcs only), and a
+# sentence asks about k·n queries, so their memory is bounded by a group, not by the input (about +40 MB at k=2).
+GROUP_WORDS = 4000
+SpanDecoder = Callable[[SpanCandidates, np.ndarray, float], SpanDecodeResult]
+
+
+@dataclass
+class WordScores:
+    """The word scorer's view of one sentence: head log-probs ``arc (1 + n, 1 + n)`` ``[dependent, head]`` and the
+    label representations, read at the decoded heads by :meth:`labels_at`."""
+
+    arc: np.ndarray
+    rel_dep: torch.Tensor  # (1 + n, rel_mlp)
+    rel_head: torch.Tensor  # (1 + n, rel_mlp)
+    scorer: BiaffineScorer
+
+    def link_term(self, cands: SpanCandidates) -> np.ndarray:
+        """``(S, S)`` ``[parent, child]``: the head log-prob of the child's root attached to the parent's root; 0 in
+        ROOT's column (ROOT is never a child)."""
+        term = self.arc[cands.root[None, :], cands.root[:, None]]  # (S, S)
+        term[:, 0] = 0.0
+        return term
+
+    def labels_at(self, heads: np.ndarray) -> np.ndarray:
+        """Best label id of each word ``1..n`` at ``heads (1 + n,)`` → ``(n,)``."""
+        with torch.inference_mode():
+            device = next(self.scorer.parameters()).device
+            at = torch.as_tensor(heads, dtype=torch.long, device=device).unsqueeze(0)  # (1, 1 + n)
+            reps = (self.rel_dep.to(device).unsqueeze(0), self.rel_head.to(device).unsqueeze(0))  # 2 × (1, 1 + n, rel_mlp)
+            scores = self.scorer.label_scores(reps, at)  # (1, 1 + n, labels)
+        return scores[0, 1:].argmax(-1).cpu().numpy()  # (n,)
+
+
+@dataclass
+class Proposed:
+    """Stage 1's result for one non-empty sentence of ``n`` words: the proposal's log-prob tables ``(1 + n, 1 + n)``
+    ``[word, boundary]``, each word's top-k ``(start, end, score)`` spans, the output heads' columns, the word scorer's
+    scores (``None`` without one) and the linker's per-sentence state when it reads the encoder's word vectors."""
+
+    n: int
+    start_lp: np.ndarray
+    end_lp: np.ndarray
+    word_spans: list[list[tuple[int, int, float]]]
+    columns: dict[str, list[str]]
+    words: WordScores | None
+    state: Any
+
+
+@dataclass
+class ScoredSentence:
+    """Stage 2's result for one sentence, before decoding: decoding settings (λ, decoder) can be swept on it.
+
+    ``cands`` the final candidate spans (``None`` for an empty sentence); ``proposed`` how many of them (ROOT's
+    included) came from the proposal, the rest were added by retrieval; ``link (S, S)`` the link scores ``[parent,
+    child]`` and ``labels`` where each candidate's label at each parent root is read, both ``None`` when the sentence
+    took the too-long fallback; ``words`` the word scorer's scores when the model has one; ``columns`` the output
+    heads' columns.
+    """
+
+    n: int
+    cands: SpanCandidates | None = None
+    proposed: int = 0
+    link: np.ndarray | None = None
+    labels: LinkLabels | None = None
+    words: WordScores | None = None
+    columns: dict[str, list[str]] = field(default_factory=dict)
+
+    def proposals_only(self) -> ScoredSentence:
+        """The sentence restricted to the proposal's candidates (what decoding sees without retrieval)."""
+        if self.cands is None or self.link is None or self.labels is None or self.proposed == self.cands.size:
+            return self
+        m, c = self.proposed, self.cands
+        cands = SpanCandidates(c.n, c.root[:m], c.start[:m], c.end[:m], c.score[:m])
+        return replace(self, cands=cands, link=self.link[:m, :m], labels=self.labels.rows(m))
+
+
+@dataclass
+class _Queries:
+    """Stage 2's working state of one sentence that fits the linker: its query state, candidates, and the link tables
+    of the queries run so far, as ``(candidate indices, their output rows)``."""
+
+    state: Any
+    cands: SpanCandidates
+    chunks: list[tuple[list[int], dict[str, torch.Tensor]]] = field(default_factory=list)
+
+
+# ----------------------------------------------------------------------------------------- stage 1: propose
+def propose(model: SpanParser, sentences: Sequence[Sentence], k: int, batch_tokens: int) -> dict[int, Proposed]:
+    """Encoder, span proposal, output heads and word scorer over every non-empty sentence (by index)."""
+    enc, linker, device = model.encoder, model.linker, model.device()
+    todo = [i for i, s in enumerate(sentences) if len(s) > 0]
+    feats = {i: sentence_features(enc, sentences[i].forms, sentences[i].upos) for i in todo}
+    proposed: dict[int, Proposed] = {}
+    for batch_ids in token_batches([batch_cost(feats[i]) for i in todo], batch_tokens):
+        idx = [todo[j] for j in batch_ids]
+        batch = {key: v.to(device) for key, v in enc.collate([feats[i] for i in idx]).items()}
+        x = enc(batch)  # (batch, 1 + n, d)
+        s_start, s_end = model.proposal(x, batch["word_mask"])  # (batch, 1 + n, 1 + n) each
+        start_lp, end_lp = SpanProposal.log_probs(s_start, s_end)  # (batch, 1 + n, 1 + n) each
+        lengths = [len(sentences[i]) for i in idx]
+        spans = topk_spans(start_lp, end_lp, lengths, k)
+        start_np, end_np = start_lp.cpu().numpy(), end_lp.cpu().numpy()  # (batch, 1 + n, 1 + n) each
+        word_arc = None
+        if model.word_scorer is not None:
+            s_arc, (rel_dep, rel_head) = model.word_scorer.score(x, batch["word_mask"])  # (batch, 1 + n, 1 + n)
+            word_arc = s_arc.float().log_softmax(-1).cpu().numpy().astype(np.float64)  # (batch, 1 + n, 1 + n)
+            rel_dep, rel_head = rel_dep.cpu(), rel_head.cpu()  # (batch, 1 + n, rel_mlp) each
+        columns = model.annotate(x, batch["word_mask"])
+        for row, i in enumerate(idx):
+            m = lengths[row] + 1
+            words = None
+            if word_arc is not None:
+                words = WordScores(word_arc[row, :m, :m], rel_dep[row, :m], rel_head[row, :m], model.word_scorer)  # type: ignore[arg-type]
+            state = linker.prepare(sentences[i].forms, sentences[i].upos, x[row, :m]) if linker.needs_word_vectors else None
+            proposed[i] = Proposed(m - 1, start_np[row, :m, :m], end_np[row, :m, :m], spans[row], columns[row], words, state)
+    return proposed
+
+
+# ----------------------------------------------------------------------------------------- stage 2: link
+def _run_queries(
+    linker: LinkScorer,
+    queries: dict[int, _Queries],
+    jobs: list[tuple[int, int]],
+    batch_tokens: int,
+    retrieve: bool,
+    keep_states: bool,
+    mutual: bool,
+) -> dict[tuple[int, int], tuple[int, int, int]]:
+    """Run the queries ``jobs`` = (sentence, candidate index), storing each query's link tables
+    (``LinkScorer.link_tables``, the child side only when ``mutual``) in its sentence's chunks, and with
+    ``keep_states`` its states for :class:`LabelStates`, else its best label at every parent root; returns the
+    retrieved parent span of each job when ``retrieve`` (jobs whose argmax parent is ROOT are absent)."""
+    device = next(linker.parameters()).device
+    found: dict[tuple[int, int], tuple[int, int, int]] = {}
+    lengths = [linker.query_length(queries[i].state) for i, _ in jobs]
+    for batch_ids in token_batches(lengths, batch_tokens):
+        todo = [jobs[j] for j in batch_ids]
+        items = []
+        for i, c in todo:
+            cands = queries[i].cands
+            items.append((queries[i].state, int(cands.root[c]), int(cands.start[c]), int(cands.end[c])))
+        batch = {key: v.to(device) for key, v in linker.make_batch(items).items()}
+        out = linker(batch)
+        parent, child = linker.link_tables(out, mutual)  # (batch, 3, 1 + n) each
+        if retrieve:
+            for (i, c), span in zip(todo, retrieve_parents(parent, batch["n_words"])):
+                if span is not None:
+                    found[(i, c)] = span
+        by_position = {"parent": parent.cpu()}  # (batch, ..., 1 + n): cut to each sentence's length on the last axis
+        if child is not None:
+            by_position["child"] = child.cpu()
+        by_row: dict[str, torch.Tensor] = {}  # (batch, ...): rows only
+        if keep_states:
+            by_row["hidden"] = out.hidden.cpu()  # (batch, 1 + n, d): cut below on axis 1
+            if out.query is not None:
+                by_row["query"] = out.query.cpu()  # (batch, d)
+        else:
+            roots = torch.arange(out.parent.size(-1), device=device)  # (1 + n,) every context position as a parent root
+            by_position["labels"] = linker.label_logp(out, roots).argmax(-1).cpu()  # (batch, 1 + n)
+        start = 0
+        for i, run in groupby(todo, key=itemgetter(0)):  # one slice per run of a sentence's rows, not one per query
+            cands = [c for _, c in run]
+            end, m = start + len(cands), queries[i].cands.n + 1
+            rows = {key: v[start:end, ..., :m] for key, v in by_position.items()}
+            rows.update({key: v[start:end, :m] if key == "hidden" else v[start:end] for key, v in by_row.items()})
+            queries[i].chunks.append((cands, rows))
+            start = end
+    return found
+
+
+def _sentence_output(q: _Queries, linker: LinkScorer) -> tuple[np.ndarray, LinkLabels]:
+    """The link matrix ``(S, S)`` ``[parent, child]`` of one sentence from its queries' link tables, and what their
+    labels are read from (a :class:`LabelStates` when the queries kept their states, else a :class:`LabelTable`)."""
+    ran = [c for cands, _ in q.chunks for c in cands]  # candidate of each output row
+    if len(ran) != q.cands.size:
+        raise AssertionError(f"{len(ran)} query outputs for {q.cands.size} candidates")
+    order = None if ran == list(range(len(ran))) else torch.as_tensor(ran).argsort()  # (S,) rows in candidate order
+
+    def stack(key: str) -> torch.Tensor:
+        parts = [rows[key] for _, rows in q.chunks]
+        rows = parts[0] if len(parts) == 1 else torch.cat(parts)
+        return rows if order is None else rows.index_select(0, order)
+
+    first = q.chunks[0][1]
+    child = stack("child").numpy() if "child" in first else None  # (S, 3, 1 + n)
+    link_matrix = link_from_tables(stack("parent").numpy(), child, q.cands.root, q.cands.start, q.cands.end)  # (S, S)
+    if "hidden" in first:
+        return link_matrix, LabelStates(linker, stack("hidden"), stack("query") if "query" in first else None)
+    return link_matrix, LabelTable(stack("labels").numpy())
+
+
+def _with_retrieved(q: _Queries, proposed: Proposed, spans: list[tuple[int, int, int]]) -> SpanCandidates:
+    """The sentence's candidates with the retrieved parent spans appended (order kept, duplicates merged); a new
+    span's score is its proposal score."""
+    c = q.cands
+    existing = [(int(c.root[j]), int(c.start[j]), int(c.end[j]), float(c.score[j])) for j in range(1, c.size)]
+    new = [(r, s, e, float(proposed.start_lp[r, s] + proposed.end_lp[r, e])) for r, s, e in spans]
+    return SpanCandidates.from_lists(c.n, existing + new)
+
+
+def link(
+    model: SpanParser,
+    sentences: Sequence[Sentence],
+    proposed: dict[int, Proposed],
+    ids: Sequence[int],
+    options: InferenceOptions,
+    label_states: bool,
+    stats: InferenceStats,
+) -> list[ScoredSentence]:
+    """Stage 2 for the sentences ``ids``: candidates, queries, retrieval, link matrices; one :class:`ScoredSentence`
+    per id, in order. Each sentence's query outputs are released once it is scored. ``label_states`` keeps each
+    query's states and scores labels only at the decoded arcs (:class:`LabelStates`: less compute, more memory);
+    otherwise the best label at every parent root is computed now (:class:`LabelTable`)."""
+    linker = model.linker
+    queries: dict[int, _Queries] = {}
+    scored = {i: ScoredSentence(n=len(sentences[i])) for i in ids}
+    for i in ids:
+        if i not in proposed:
+            continue
+        p = proposed[i]
+        cands = candidate_queries(p.word_spans, p.n)
+        scored[i].proposed = cands.size
+        scored[i].cands, scored[i].words, scored[i].columns = cands, p.words, p.columns
+        state = p.state if linker.needs_word_vectors else linker.prepare(sentences[i].forms, sentences[i].upos, None)
+        if not linker.fits(state):
+            stats.too_long += 1
+            continue
+        queries[i] = _Queries(state, cands)
+    jobs = [(i, c) for i, q in queries.items() for c in range(q.cands.size)]
+    mutual = bool(options.mutual)
+    do_retrieve = bool(options.retrieval) and not linker.answer_token  # a token answer has no span to retrieve
+    found = _run_queries(linker, queries, jobs, options.batch_tokens, do_retrieve, label_states, mutual)
+    stats.queries += len(jobs)
+
+    if do_retrieve:  # one extra round for the new candidates
+        per_sentence: dict[int, list[tuple[int, int, int]]] = {}
+        for (i, c), span in found.items():
+            if c > 0:  # retrieval from proposed spans (ROOT's query has no parent anyway)
+                per_sentence.setdefault(i, []).append(span)
+        extra_jobs: list[tuple[int, int]] = []
+        for i, spans in per_sentence.items():
+            q = queries[i]
+            old = q.cands.size
+            q.cands = scored[i].cands = _with_retrieved(q, proposed[i], spans)
+            stats.retrieved_spans += q.cands.size - old
+            extra_jobs.extend((i, c) for c in range(old, q.cands.size))
+        if extra_jobs:
+            _run_queries(linker, queries, extra_jobs, options.batch_tokens, False, label_states, mutual)
+            stats.queries += len(extra_jobs)
+
+    for i, q in queries.items():
+        link_matrix, scored[i].labels = _sentence_output(q, linker)  # (S, S) [parent, child]
+        scored[i].link = link_matrix.astype(np.float64)  # (S, S)
+    return [scored[i] for i in ids]
+
+
+def score_spans(
+    model: SpanParser, sentences: Sequence[Sentence], options: InferenceOptions, label_states: bool = False
+) -> tuple[list[ScoredSentence], InferenceStats]:
+    """Stages 1 and 2 for every sentence (``options``: ``k``, ``retrieval``, ``mutual``, ``batch_tokens``), for
+    sweeps of the decoding settings over one scoring (``spandep tune``)."""
+    t0 = time.perf_counter()
+    stats = InferenceStats(sentences=len(sentences))
+    with evaluating(model):
+        proposed = propose(model, sentences, int(options.k or 1), options.batch_tokens)
+        scored = link(model, sentences, proposed, range(len(sentences)), options, label_states, stats)
+    stats.seconds = time.perf_counter() - t0
+    return scored, stats
+
+
+# ----------------------------------------------------------------------------------------- stage 3: decode
+def _fallback_labels(labels: Sequence[str]) -> tuple[str, str]:
+    """Labels for sentences decoded without the linker: ``root`` for the ROOT child, ``dep`` (or the first other
+    label) elsewhere; both fall back to ``labels[0]``."""
+    root = "root" if "root" in labels else labels[0]
+    other = "dep" if "dep" in labels else next((x for x in labels if x != "root"), labels[0])
+    return root, other
+
+
+def decode_scored(
+    scored: Sequence[ScoredSentence],
+    labels: Sequence[str],
+    decode: SpanDecoder,
+    lam: float = 1.0,
+    allow_root_in_span: bool = False,
+    arc_weight: float = 0.0,
+    label_source: Literal["linker", "word"] = "linker",
+) -> tuple[list[Parse], int]:
+    """A tree (and the heads' columns) per scored sentence with the span decoder ``decode``, and how many projective
+    decodings fell back to the non-projective tree.
+
+    ``arc_weight`` and ``label_source="word"`` use the word scorer's scores (``ValueError`` without them). Sentences
+    without link scores (too long for the linker) get the word head's tree (MST over its arcs, its labels) when the
+    model has one, else a tree over their span candidates by ``structural_link`` with the fallback labels (``root`` /
+    ``dep``)."""
+    root_label, other_label = _fallback_labels(labels)
+    results: list[Parse] = []
+    arcs: list[tuple[int, tuple[LinkLabels, np.ndarray, np.ndarray]]] = []  # (row of results, label request)
+    fallbacks = 0
+    for sc in scored:
+        if sc.cands is None:  # an empty sentence
+            results.append(Parse([], [], sc.columns))
+            continue
+        if sc.link is None or sc.labels is None:  # too long for the linker
+            if sc.words is not None:  # the word head's tree: MST over its arcs, its labels
+                tree = mst_single(sc.words.arc)  # (1 + n,)
+                labels_w = sc.words.labels_at(tree)  # (n,)
+                results.append(Parse(tree[1:].tolist(), [labels[int(j)] for j in labels_w], sc.columns))
+                continue
+            res = decode(sc.cands, structural_link(sc.cands, allow_root_in_span), 1.0)
+            heads = res.heads[1:].tolist()
+            results.append(Parse(heads, [root_label if h == 0 else other_label for h in heads], sc.columns))
+            continue
+        if (arc_weight or label_source == "word") and sc.words is None:
+            raise ValueError("arc_weight and label_source='word' need a model trained with a word scorer")
+        if arc_weight and sc.words is not None:
+            combined = lam * np.where(np.isneginf(sc.link), 0.0, sc.link) + arc_weight * sc.words.link_term(sc.cands)  # (S, S)
+            res = decode(sc.cands, np.where(np.isneginf(sc.link), NEG_INF, combined), 1.0)
+        else:
+            res = decode(sc.cands, sc.link, lam)
+        fallbacks += int(res.fallback)
+        if label_source == "word" and sc.words is not None:
+            chosen = sc.words.labels_at(res.heads)  # (n,)
+            results.append(Parse(res.heads[1:].tolist(), [labels[int(j)] for j in chosen], sc.columns))
+        else:  # the label of each word's chosen query at its head, read below for all sentences at once
+            arcs.append((len(results), (sc.labels, res.chosen[1:], res.heads[1:])))
+            results.append(Parse(res.heads[1:].tolist(), [], sc.columns))
+    for (row, _), ids in zip(arcs, read_labels([request for _, request in arcs])):
+        results[row] = replace(results[row], labels=[labels[int(j)] for j in ids])
+    return results, fallbacks
+
+
+def parse_spans(model: SpanParser, sentences: Sequence[Sentence], options: InferenceOptions) -> tuple[list[Parse], InferenceStats]:
+    """Heads, labels and the heads' columns of every sentence (input order), and the run's counters, with the
+    complete settings ``options`` (``SpanParser.settings``).
+
+    Empty sentences get empty lists; every other sentence gets a valid tree. After the encoder, sentences are linked
+    and decoded ``GROUP_WORDS // k`` words at a time, shortest first, labels read at the decoded arcs only
+    (:class:`LabelStates`).
+    """
+    decode = model.decoder(options)
+    k = int(options.k or 1)
+    t0 = time.perf_counter()
+    stats = InferenceStats(sentences=len(sentences))
+    results: list[Parse] = [Parse([], []) for _ in sentences]
+    by_length = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))  # near-uniform query batches
+    with evaluating(model):
+        proposed = propose(model, sentences, k, options.batch_tokens)
+        for group in groups([len(sentences[i]) for i in by_length], max(1, GROUP_WORDS // k)):
+            ids = [by_length[j] for j in group]
+            scored = link(model, sentences, proposed, ids, options, True, stats)
+            parses, fallbacks = decode_scored(
+                scored, model.labels, decode, float(options.lam or 0.0), model.linker.allow_root_in_span,
+                float(options.arc_weight or 0.0), options.label_source or "linker",  # type: ignore[arg-type]
+            )
+            stats.dp_fallbacks += fallbacks
+            for i, parse in zip(ids, parses):
+                results[i] = parse
+                proposed.pop(i, None)  # the group's word vectors and tables are no longer needed
+    stats.seconds = time.perf_counter() - t0
+    return results, stats
