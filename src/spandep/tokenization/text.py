@@ -23,8 +23,9 @@ from dataclasses import dataclass
 
 from spandep.data.sentence import Sentence, Token
 
-__all__ = ["BLOCK_CHARS", "EMOJI_MODIFIERS", "LINE_BREAKS", "TokenSpan", "Tokenizer", "build_sentence", "comment_text", "paragraphs", "token_ranges"]
+__all__ = ["BLOCK_CHARS", "EMOJI_MODIFIERS", "TOKENIZER_FOLDER", "LINE_BREAKS", "TokenSpan", "Tokenizer", "build_sentence", "comment_text", "paragraphs", "token_ranges"]
 
+TOKENIZER_FOLDER = "tokenizer"  # a model folder's trained tokenizer, if it has one
 EMOJI_MODIFIERS = "\U0001f3fb-\U0001f3ff"  # skin tones: they stay with the emoji before them (a regex range)
 LINE_BREAKS = "\n\x0b\x0c\r\x1c\x1d\x1e\x85\u2028\u2029"  # the characters str.splitlines breaks at
 _TO_SPACE = str.maketrans({c: " " for c in LINE_BREAKS + "\t"})

@@ -1,7 +1,7 @@
 """Zero characters lost or changed: tokenize the raw text of every test split under the data folder and compare.
 
 For each ``*test*.conllu`` under ``--data`` (default ../shared/data, or $SPANDEP_DATA), the raw text is built as
-``benchmarks/tokenizer_scores.py`` builds it and tokenized by the treebank's trained tokenizer
+``benchmarks/scripts/tokenizer_scores.py`` builds it and tokenized by the treebank's trained tokenizer
 (``runs/tokenizers/<treebank>/tokenizer``) where there is one, else by the rule fallback. Checked:
 
 - the non-whitespace characters of the output tokens (multiword tokens by their surface form), concatenated, are
@@ -11,7 +11,7 @@ For each ``*test*.conllu`` under ``--data`` (default ../shared/data, or $SPANDEP
 
 One line per treebank; the exit status is 1 if anything was lost or changed.
 
-    python benchmarks/check_lossless.py
+    python -m benchmarks.scripts.check_lossless
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.suite import DATA, REPO
+from benchmarks.suite.systems import DATA, REPO
 from spandep.tokenization import RuleTokenizer
 from spandep.tokenization.corpus import lossless_problems, raw_text, read_paragraphs
 from spandep.tokenization.trained import tokenizer_for
