@@ -121,6 +121,14 @@ def _body(forms: list[str]) -> str:
     return "\n".join(conllu_row(i + 1, f) for i, f in enumerate(forms)) + "\n"
 
 
+def _nodes(*placed: str | int) -> bytes:
+    """A 4-word sentence with multiword-token or empty-node lines: ``ID, words before it, ID, words before it, ...``."""
+    lines = [conllu_row(i + 1, f) for i, f in enumerate(["du", "de", "le", "chat"])]
+    for wid, before in sorted(zip(placed[::2], placed[1::2]), key=lambda p: -int(p[1])):
+        lines.insert(int(before), conllu_row(str(wid), "x"))
+    return ("\n".join(lines) + "\n").encode()
+
+
 GENERATED = {
     # name: (bytes, format, sentences or Error)
     "bom.conllu": (b"\xef\xbb\xbf# text = I saw her\n" + _body(["I", "saw", "her"]).encode() + b"\n", "conllu", 1),
@@ -132,7 +140,18 @@ GENERATED = {
     "nul_in_form.conllu": (_body(["a\x00"]).encode(), "conllu", Error(2, 1, "control character U+0000")),
     "escape_in_tokens.tokens.txt": (b"I saw\nher \x1b[31m red\n", "tokens", Error(2, 2, "control character U+001B")),
     "latin1.conllu": (_body(["I", "saw"]).encode() + b"\n" + _body(["caf\xe9"]).encode("latin-1"), "conllu", Error(2, 4, "not valid UTF-8: byte 0xe9")),
-    "utf16.tokens.txt": ("I saw her\n".encode("utf-16"), "tokens", Error(2, 1, "not valid UTF-8: byte 0xff")),
+    "utf16.tokens.txt": ("I saw her\n".encode("utf-16"), "tokens", Error(2, 1, "looks like UTF-16; convert it to UTF-8 with iconv")),
+    "utf16be_no_bom.conllu": (_body(["I", "saw"]).encode("utf-16-be"), "conllu", Error(2, 1, "looks like UTF-16")),
+    "utf16.text.txt": ("I saw her.\n".encode("utf-16"), "text", Error(2, 1, "looks like UTF-16")),
+    "cr_only.conllu": ((_body(["I", "saw"]) + "\n" + _body(["She", "ran"])).replace("\n", "\r").encode(), "conllu", 2),
+    "cr_only.tokens.txt": (b"I saw her .\rShe ran\r", "tokens", 2),
+    "multiword_and_empty_nodes.conllu": (_nodes("1-2", 0, "3.1", 3), "conllu", 1),
+    "reversed_range.conllu": (_nodes("3-2", 2), "conllu", Error(2, 3, "multiword token 3-2: write its range as FIRST-LAST")),
+    "range_beyond_the_words.conllu": (_nodes("3-5", 2), "conllu", Error(2, 3, "multiword token 3-5 goes beyond the sentence's 4 words")),
+    "overlapping_ranges.conllu": (_nodes("1-2", 0, "2-3", 1), "conllu", Error(2, 3, "multiword token 2-3 overlaps the one before it")),
+    "range_out_of_place.conllu": (_nodes("3-4", 0), "conllu", Error(2, 1, "multiword token 3-4 must come just before word 3")),
+    "empty_node_out_of_range.conllu": (_nodes("8.1", 4), "conllu", Error(2, 5, "empty node 8.1 out of range: the sentence has 4 words")),
+    "empty_node_out_of_place.conllu": (_nodes("2.1", 1), "conllu", Error(2, 2, "empty node 2.1 must come just after word 2")),
     "truncated_utf8.text.txt": ("The caf\u00e9 is open.\n".encode()[:8] + b"\n", "text", Error(2, 1, "not valid UTF-8")),
 }
 
@@ -196,3 +215,18 @@ def test_evaluate_rejects_gold_heads_that_are_no_tree(tmp_path, name, expected):
     """Gold heads are what ``evaluate`` scores against, so there they must be a tree."""
     path = BAD / name
     assert_one_error(runner.invoke(app, ["evaluate", str(path), str(path)]), path, expected)
+
+
+def test_standard_input_and_a_directory(model, tmp_path):
+    data = (BAD / "rtl.conllu").read_bytes()
+    result = runner.invoke(app, ["parse", "-", "--model", str(model)], input=data)
+    parsed = tmp_path / "stdout.conllu"
+    parsed.write_text(result.stdout)
+    assert result.exit_code == 0 and len(list(read_conllu(parsed))) == 2, result.output
+    bad = b"1\tI" + b"\t_" * 7 + b"\n"
+    assert_one_error(runner.invoke(app, ["parse", "-", "--model", str(model)], input=bad), "<stdin>", Error(2, 1, "expected 10"))
+    result = runner.invoke(app, ["evaluate", str(parsed), "-"], input=parsed.read_bytes())
+    assert result.exit_code == 0 and "100.00" in result.stdout, result.output
+    for command in (["parse", str(tmp_path), "--model", str(model)], ["evaluate", str(tmp_path), "-"]):
+        assert_one_error(runner.invoke(app, command), tmp_path, Error(2, 0, "is a directory; give one file"))
+

@@ -266,12 +266,12 @@ def test_unwritable_directory(tmp_path):
 
 
 def test_unwritable_directory_simulated(tmp_path, monkeypatch):
-    import spandep.data.conllu as conllu
+    import spandep.data.output as output
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(conllu.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(output.tempfile, "mkstemp", refuse)
     with pytest.raises(OutputError, match="not writable") as exc:
         write_conllu(list(read_conllu(FIXTURE)), tmp_path / "out.conllu")
     assert exc.value.exit_code == 4 and "Permission denied" in str(exc.value)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conftest import DEV, TINY_SPAN, write_config
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
-from spandep.errors import InputFormatError
 from spandep.pipeline.model_io import load_model
 from spandep.pipeline.predict import parse_stream
 from spandep.training.config import load_config
@@ -61,7 +62,14 @@ def test_rows_without_tokens_or_with_bad_tokens_fail_clearly(tiny_model) -> None
     parser = RayParser(ParserFactory(str(tiny_model)))
     with pytest.raises(ValueError, match="'tokens' column"):
         parser({"text": np.array(["I saw her"])})
-    bad = np.empty(1, dtype=object)
-    bad[0] = np.array(["I", "saw her"])
-    with pytest.raises(InputFormatError, match="space in FORM"):
-        parser({"tokens": bad})
+    for tokens, error, message in (
+        ([1, None, "x"], TypeError, "row 0 of the batch, token 0: expected a str, got int 1"),
+        ("I saw her", TypeError, "row 0 of the batch: expected a list of token strings, got str"),
+        (np.array(["I", "a\x07b"]), ValueError, "row 0 of the batch, token 1: control character U+0007"),
+        ([], ValueError, "at least one token"),
+    ):
+        column = np.empty(1, dtype=object)
+        column[0] = tokens
+        with pytest.raises(error, match=re.escape(message)):  # the API's check and messages (Pipeline.parse_tokens)
+            parser({"tokens": column})
+    assert len(parser({"tokens": np.array([["I", "saw her"]])})["heads"][0]) == 2  # a 2-D string batch; spaces are fine

@@ -10,7 +10,7 @@ import torch
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 from spandep.data.conllu import read_conllu
 from spandep.data.trees import is_valid_tree
-from spandep.errors import ModelError
+from spandep.errors import ModelError, OptionError
 from spandep.data.sentence import Sentence, Token
 from spandep.models.heads import IGNORE as NO_TAG
 from spandep.models.heads.upos import UposTagger
@@ -100,7 +100,7 @@ def test_frozen_layers_do_not_train_and_do_not_ship(tagged_run, tiny_transformer
 def test_device_names_are_checked() -> None:
     assert resolve_device("cpu") == torch.device("cpu")
     assert resolve_device("auto").type in ("cpu", "cuda")
-    with pytest.raises(ModelError, match="unknown device"):
+    with pytest.raises(OptionError, match="device must be cpu, cuda, cuda:N or auto, not 'toaster'"):
         resolve_device("toaster")
     if not torch.cuda.is_available():
         with pytest.raises(ModelError, match="--device cpu"):

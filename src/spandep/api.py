@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from spandep.data.conllu import check_form, check_text, format_sentence, read_input
+from spandep.data.conllu import check_text, format_sentence, read_input, token_sentence
 from spandep.data.sentence import Sentence
 from spandep.data.writers import render_html, render_svg, sentence_record
 from spandep.errors import InputFormatError
@@ -68,22 +68,6 @@ class Doc(Sequence[Sentence]):
         return render_html(self.sentences)
 
 
-def _token_sentence(tokens: object, where: str) -> Sentence:
-    """A sentence from one list of token strings; errors name ``where``."""
-    if isinstance(tokens, str) or not isinstance(tokens, Sequence):
-        raise TypeError(f"{where}: expected a list of token strings, got {type(tokens).__name__} {tokens!r:.60}")
-    if not tokens:
-        raise ValueError(f"{where}: a sentence needs at least one token")
-    for j, form in enumerate(tokens):
-        if not isinstance(form, str):
-            raise TypeError(f"{where}, token {j}: expected a str, got {type(form).__name__} {form!r:.60}")
-        try:
-            check_form(form, where, 0)
-        except InputFormatError as exc:
-            raise ValueError(f"{where}, token {j}: {exc.reason}") from None
-    return Sentence.from_tokens(list(tokens))
-
-
 class Pipeline:
     """A loaded parser, the tokenizer for its raw text (``None``: the rule fallback) and its inference options; made
     by :func:`load`. ``ValueError`` for options the model's type does not have (``k`` for a Biaffine model)."""
@@ -114,7 +98,7 @@ class Pipeline:
         items = list(sentences)
         if items and all(isinstance(t, str) for t in items):
             raise ValueError("parse_tokens takes a list of sentences, each a list of tokens: wrap one sentence in a list")
-        return Doc(self.parse_sentences([_token_sentence(t, f"sentence {i}") for i, t in enumerate(items)]))
+        return Doc(self.parse_sentences([token_sentence(t, f"sentence {i}") for i, t in enumerate(items)]))
 
     def parse_file(self, path: str | Path, input_format: str = "conllu") -> Doc:
         """Parse a file in one of ``spandep parse``'s input formats: ``conllu``, ``conllx``, ``tokens`` (one
@@ -167,7 +151,7 @@ class Pipeline:
             return [item]
         if isinstance(item, str):
             return list(self._text_sentences(item, f"<item {index}>"))
-        return [_token_sentence(item, f"item {index}")]
+        return [token_sentence(item, f"item {index}")]
 
     def parse_sentences(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
         """Parse :class:`Sentence` objects lazily, in order: each comes back with HEAD and DEPREL set and every

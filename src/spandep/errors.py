@@ -1,6 +1,6 @@
 """Errors that the command line turns into a one-line message and an exit code.
 
-Exit codes: 0 ok, 1 unexpected bug (any other exception), 2 bad input data, 3 bad model,
+Exit codes: 0 ok, 1 unexpected bug (any other exception), 2 bad input data, config or option, 3 bad model,
 4 output cannot be written.
 """
 
@@ -27,6 +27,12 @@ class InputFormatError(SpandepError, ValueError):
 
     def __reduce__(self):  # keep pickling (e.g. multiprocessing) working with the 3-argument constructor
         return (type(self), (self.source, self.line, self.reason))
+
+
+class OptionError(SpandepError, ValueError):
+    """A command-line option out of its range or of a kind the command does not take; ``str()`` names it."""
+
+    exit_code = 2
 
 
 class ModelError(SpandepError):

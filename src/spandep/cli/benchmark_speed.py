@@ -8,11 +8,11 @@ from typing import Optional
 
 import typer
 
-from spandep.cli.common import check_model_options, handle_errors, inference_options
+from spandep.cli.common import COUNT, POSITIVE, check_input, check_model_options, check_options, handle_errors, inference_options
 
 
 def benchmark_speed(
-    input: Path = typer.Argument(..., help="CoNLL-U file to parse (read into memory first; reading is not timed)."),
+    input: Path = typer.Argument(..., help="CoNLL-U file to parse, '-' for stdin (read into memory first; reading is not timed)."),
     model: Optional[Path] = typer.Option(None, "--model", "-m", help="Model folder (default: $SPANDEP_MODEL, else the shipped model)."),
     runs: int = typer.Option(3, help="Timed runs."),
     warmup: int = typer.Option(1, help="Untimed warm-up runs first."),
@@ -28,17 +28,14 @@ def benchmark_speed(
         import torch
 
         from spandep.data.conllu import read_conllu
-        from spandep.errors import InputFormatError
         from spandep.pipeline.model_io import load_model, resolve_model_dir
         from spandep.pipeline.speed import measure_speed
 
-        if not input.is_file():
-            raise InputFormatError(str(input), 0, "input file not found")
-        if runs < 1 or warmup < 0:
-            raise typer.BadParameter("need --runs ≥ 1 and --warmup ≥ 0")
+        check_options(("--runs", runs, POSITIVE), ("--warmup", warmup, COUNT), ("--threads", threads, COUNT))
+        options = inference_options(decoder, k, None, batch_tokens)
+        check_input(input)
         if threads:
             torch.set_num_threads(threads)
-        options = inference_options(decoder, k, None, batch_tokens)
         parser = load_model(resolve_model_dir(model), int8=int8)
         check_model_options(parser, options)
         sentences = list(read_conllu(input))

@@ -9,14 +9,21 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from spandep.errors import SpandepError
+from spandep.checks import Range, device_problem
+from spandep.errors import InputFormatError, OptionError, SpandepError
 from spandep.inference import InferenceOptions
 
 if TYPE_CHECKING:
     from spandep.models.base import Parser
     from spandep.tokenization.text import Tokenizer
 
-__all__ = ["check_model_options", "error_message", "handle_errors", "inference_options", "text_tokenizer"]
+__all__ = [
+    "COUNT", "POSITIVE", "check_input", "check_model_options", "check_options", "error_message", "handle_errors",
+    "inference_options", "text_tokenizer",
+]
+
+COUNT = Range(0)  # an int ≥ 0 (threads: 0 is torch's default)
+POSITIVE = Range(1)  # an int ≥ 1
 
 
 def error_message(exc: SpandepError) -> str:
@@ -40,23 +47,44 @@ def handle_errors() -> Iterator[None]:
         raise typer.Exit(code=exc.exit_code) from None
 
 
+def check_options(*checks: tuple[str, object, Range | None]) -> None:
+    """An :class:`OptionError` naming the first option whose value is out of its :class:`Range` (``None`` for the
+    range: a device name; ``None`` for the value: not given)."""
+    for option, value, allowed in checks:
+        problem = None if value is None else device_problem(option, value) if allowed is None else allowed.problem(option, value)
+        if problem:
+            raise OptionError(problem)
+
+
+def check_input(path: Path, *, stdin: bool = True) -> None:
+    """An :class:`InputFormatError` for an input path that is no file (a directory, nothing there); ``-`` is
+    standard input where ``stdin``."""
+    if stdin and str(path) == "-":
+        return
+    if path.is_dir():
+        raise InputFormatError(str(path), 0, "is a directory; give one file (for a folder of files, one command per file)")
+    if not path.exists():
+        raise InputFormatError(str(path), 0, "file not found")
+
+
 def inference_options(decoder: str | None, k: int | None, lam: float | None, batch_tokens: int) -> InferenceOptions:
     """The options of ``--decoder``, ``--k``, ``--lam`` and ``--batch-tokens``, checked before any model is loaded
-    (a bad value is a usage error naming its option)."""
+    (a bad value is an :class:`OptionError` naming its option)."""
     for name, value in (("decoder", decoder), ("k", k), ("lam", lam), ("batch_tokens", batch_tokens)):
         try:
             InferenceOptions.from_dict({name: value} if value is not None else {})
         except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint=f"--{name.replace('_', '-')}") from exc
+            option, message = f"--{name.replace('_', '-')}", str(exc)
+            raise OptionError(option + message[len(name):] if message.startswith(f"{name} ") else f"{option}: {message}") from None
     return InferenceOptions(decoder=decoder, k=k, lam=lam, batch_tokens=batch_tokens)
 
 
 def check_model_options(model: Parser, options: InferenceOptions) -> None:
-    """A usage error when ``options`` name a setting the loaded model's type does not have."""
+    """An :class:`OptionError` when ``options`` name a setting the loaded model's type does not have."""
     try:
         model.settings(options)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from exc
+        raise OptionError(str(exc)) from None
 
 
 def text_tokenizer(choice: str, model: Path | None) -> Tokenizer:
@@ -70,5 +98,5 @@ def text_tokenizer(choice: str, model: Path | None) -> Tokenizer:
     if choice == "rules":
         return RuleTokenizer()
     if not Path(choice).is_dir():
-        raise typer.BadParameter(f"use model, rules or a tokenizer folder; {choice!r} is not a folder", param_hint="--tokenizer")
+        raise OptionError(f"--tokenizer: use model, rules or a tokenizer folder; {choice!r} is not a folder")
     return load_tokenizer(choice)

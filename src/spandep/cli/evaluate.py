@@ -7,13 +7,14 @@ from pathlib import Path
 
 import typer
 
-from spandep.cli.common import handle_errors
+from spandep.cli.common import check_input, handle_errors
+from spandep.errors import OptionError
 
 
 def evaluate(
-    gold: Path = typer.Argument(..., help="Gold CoNLL-U file (its heads must form trees).", show_default=False),
+    gold: Path = typer.Argument(..., help="Gold CoNLL-U file (its heads must form trees); '-' for stdin.", show_default=False),
     pred: Path = typer.Argument(
-        ..., help="Predicted CoNLL-U file spelling the same characters as GOLD (spaces aside).", show_default=False
+        ..., help="Predicted CoNLL-U file spelling the same characters as GOLD (spaces aside); '-' for stdin.", show_default=False
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the full report as JSON instead of text tables."),
 ) -> None:
@@ -30,6 +31,10 @@ def evaluate(
     from spandep.evaluation.metrics import same_words
 
     with handle_errors():
+        if str(gold) == str(pred) == "-":
+            raise OptionError("GOLD and PRED cannot both be '-' (standard input): give one of them as a file")
+        check_input(gold)
+        check_input(pred)
         gold_sents, pred_sents = list(read_conllu(gold)), list(read_conllu(pred))
         conll18 = evaluate_conll18(gold_sents, pred_sents, gold_source=str(gold), system_source=str(pred))
         same = same_words(gold_sents, pred_sents)

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from spandep.cli.common import handle_errors
+from spandep.errors import OptionError
 
 
 def export(
@@ -22,7 +23,7 @@ def export(
         from spandep.tokenization.text import TOKENIZER_FOLDER
 
         if int8 and not compact:
-            raise typer.BadParameter("--int8 needs --compact", param_hint="--int8")
+            raise OptionError("--int8 needs --compact (int8 weights are a compact model's)")
         loaded = load_model(model)
         tokenizer = model / TOKENIZER_FOLDER
         save_model(loaded, output, loaded.config.get("training"), compact, int8, tokenizer if tokenizer.is_dir() else None)

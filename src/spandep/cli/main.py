@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+import sys
+from types import FrameType
+
 import typer
 
 from spandep.cli.benchmark_speed import benchmark_speed
@@ -14,6 +18,18 @@ from spandep.cli.train_tokenizer import train_tokenizer
 from spandep.cli.tune import tune
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="spandep: span-span and Biaffine dependency parsing.")
+
+
+@app.callback()
+def _setup() -> None:
+    """SIGTERM ends a command as Ctrl-C does, through its clean-up (no temporary output file is left behind)."""
+    signal.signal(signal.SIGTERM, _terminate)
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    sys.exit(128 + signum)
+
+
 app.command()(train)
 app.command()(parse)
 app.command()(evaluate)

@@ -10,16 +10,22 @@ from typing import Optional
 import typer
 from tqdm import tqdm
 
-from spandep.cli.common import check_model_options, handle_errors, inference_options, text_tokenizer
+from spandep.cli.common import (
+    COUNT, POSITIVE, check_input, check_model_options, check_options, handle_errors, inference_options, text_tokenizer,
+)
 from spandep.data.conllu import INPUT_FORMATS, read_input
 from spandep.data.writers import OUTPUT_FORMATS, write_sentences
+from spandep.errors import OptionError
 
 PARSE_CHUNK = 512  # sentences parsed together; the same with and without --workers, so the outputs are identical
 
 
 def parse(
-    input: Path = typer.Argument(..., help="Input file."),
-    output: str = typer.Option("-", "--output", "-o", help="Output file ('-' for stdout)."),
+    input: Path = typer.Argument(..., help="Input file ('-' for stdin)."),
+    output: str = typer.Option(
+        "-", "--output", "-o",
+        help="Output file ('-' for stdout): a file is replaced atomically (through a symlink, its target); a device or FIFO is written as a stream.",
+    ),
     model: Optional[Path] = typer.Option(None, "--model", "-m", help="Model folder (default: $SPANDEP_MODEL, else the shipped model)."),
     input_format: str = typer.Option("conllu", "--input-format", "-f", help="conllu | conllx | tokens | text (raw text)"),
     tokenizer: str = typer.Option(
@@ -41,22 +47,19 @@ def parse(
     """Parse INPUT and write every sentence: as CoNLL-U with all its columns and lines plus predicted HEAD and
     DEPREL, as JSON Lines, or as pictures of the trees."""
     with handle_errors():
-        from spandep.errors import InputFormatError
         from spandep.pipeline.predict import parse_stream
         from spandep.inference import InferenceStats
         from spandep.pipeline.workers import ParserFactory, parse_parallel
 
+        check_options(("--threads", threads, COUNT), ("--workers", workers, POSITIVE), ("--device", device, None))
         if input_format not in INPUT_FORMATS:
-            raise InputFormatError(str(input), 0, f"unknown --input-format {input_format!r}; use one of {', '.join(INPUT_FORMATS)}")
-        if not input.is_file():
-            raise InputFormatError(str(input), 0, "input file not found")
+            raise OptionError(f"--input-format: unknown format {input_format!r}; use one of {', '.join(INPUT_FORMATS)}")
         if output_format not in OUTPUT_FORMATS:
-            raise typer.BadParameter(f"use one of {', '.join(OUTPUT_FORMATS)}", param_hint="--output-format")
+            raise OptionError(f"--output-format: unknown format {output_format!r}; use one of {', '.join(OUTPUT_FORMATS)}")
         if output_format in ("svg", "html") and importlib.util.find_spec("spacy") is None:
-            raise typer.BadParameter("pictures need spaCy: pip install 'spandep[spacy]'", param_hint="--output-format")
+            raise OptionError("--output-format: pictures need spaCy: pip install 'spandep[spacy]'")
         options = inference_options(decoder, k, lam, batch_tokens)
-        if workers < 1:
-            raise typer.BadParameter("workers must be at least 1", param_hint="--workers")
+        check_input(input)
         factory = ParserFactory(str(model) if model else None, options, threads or (1 if workers > 1 else 0), device, int8)
         parser = factory.load()  # here too with --workers: a bad model or option fails before any worker starts
         check_model_options(parser, options)

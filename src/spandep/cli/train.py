@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from spandep.cli.common import handle_errors
+from spandep.cli.common import COUNT, POSITIVE, check_options, handle_errors
 
 
 def train(
@@ -24,6 +24,11 @@ def train(
     with handle_errors():
         from spandep.training.config import load_config
         from spandep.training.trainer import Trainer
+
+        check_options(
+            ("--epochs", epochs, POSITIVE), ("--max-train-sentences", max_train_sentences, COUNT),
+            ("--threads", threads, COUNT), ("--device", device, None),
+        )
 
         overrides: dict[str, dict[str, Any]] = {
             "training": {"output": str(output) if output else None, "epochs": epochs, "threads": threads, "device": device},

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import typer
 
-from spandep.cli.common import handle_errors
+from spandep.checks import Range
+from spandep.cli.common import COUNT, POSITIVE, check_input, check_options, handle_errors
 
 
 def train_tokenizer(
@@ -36,6 +37,15 @@ def train_tokenizer(
         from spandep.tokenization.model import NetConfig
         from spandep.tokenization.training import TrainSettings, train_tokenizer as run
 
+        check_options(
+            ("--epochs", epochs, POSITIVE), ("--patience", patience, POSITIVE), ("--embedding", embedding, POSITIVE),
+            ("--hidden", hidden, POSITIVE), ("--layers", layers, POSITIVE), ("--window", window, POSITIVE),
+            ("--batch-size", batch_size, POSITIVE), ("--lr-decay-patience", lr_decay_patience, COUNT),
+            ("--threads", threads, POSITIVE), ("--dropout", dropout, Range(0, 1, integer=False, open_high=True)),
+            ("--lr", lr, Range(0, integer=False, open_low=True)),
+        )
+        check_input(train, stdin=False)
+        check_input(dev, stdin=False)
         torch.set_num_threads(threads)
         net = NetConfig(embedding=embedding, hidden=hidden, layers=layers, dropout=dropout)
         settings = TrainSettings(net, epochs, patience, batch_size, window, lr, seed=seed, lr_decay_patience=lr_decay_patience)

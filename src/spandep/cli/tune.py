@@ -9,7 +9,9 @@ from typing import Optional
 
 import typer
 
-from spandep.cli.common import handle_errors
+from spandep.checks import Range
+from spandep.cli.common import COUNT, POSITIVE, check_input, check_options, handle_errors
+from spandep.errors import OptionError
 
 
 def tune(
@@ -30,26 +32,30 @@ def tune(
         import torch
 
         from spandep.data.conllu import read_conllu
-        from spandep.errors import InputFormatError
         from spandep.models.span.parser import SpanParser
         from spandep.pipeline.model_io import load_model, save_inference
         from spandep.training.tune import tune as sweep
         from spandep.training.tune import tuning_record
 
-        def numbers(text: str, kind: type, hint: str) -> list:
+        def numbers(text: str, allowed: Range, option: str) -> list:
             try:
-                return [kind(v) for v in text.split(",") if v.strip()]
-            except ValueError as exc:
-                raise typer.BadParameter(f"a comma-separated list of numbers, not {text!r}", param_hint=hint) from exc
+                values = [(int if allowed.integer else float)(v) for v in text.split(",") if v.strip()]
+            except ValueError:
+                raise OptionError(f"{option} must be a comma-separated list of numbers, not {text!r}") from None
+            if not values:
+                raise OptionError(f"{option} needs at least one number")
+            check_options(*((f"{option} value", v, allowed) for v in values))
+            return values
 
-        grid = numbers(ks, int, "--ks"), numbers(lams, float, "--lams"), numbers(arc_weights, float, "--arc-weights")
-        if not dev.is_file():
-            raise InputFormatError(str(dev), 0, "dev file not found")
+        weight = Range(0, integer=False)
+        grid = numbers(ks, POSITIVE, "--ks"), numbers(lams, weight, "--lams"), numbers(arc_weights, weight, "--arc-weights")
+        check_options(("--batch-tokens", batch_tokens, POSITIVE), ("--threads", threads, COUNT), ("--device", device, None))
+        check_input(dev)
         if threads:
             torch.set_num_threads(threads)
         parser = load_model(model, device)
         if not isinstance(parser, SpanParser):
-            raise typer.BadParameter(f"{model} is a {parser.name} model; tune chooses a span model's settings", param_hint="MODEL")
+            raise OptionError(f"MODEL: {model} is a {parser.name} model; tune chooses a span model's settings")
         result = sweep(parser, list(read_conllu(dev)), *grid, batch_tokens=batch_tokens, ablate_mutual=ablate_mutual,
                        report=lambda kind, row: typer.echo(f"{kind}: {json.dumps(row)}"))
         typer.echo(f"best on dev: {json.dumps(result.best)}")

@@ -5,22 +5,22 @@ multiword-token lines (``3-4``) and empty nodes (``5.1``) raw so that ``write_co
 byte for byte. Tree shape (one root, no cycles) is checked separately by :func:`check_trees`.
 
 Every problem in the input raises :class:`~spandep.errors.InputFormatError` with file, 1-based line and
-reason. ``write_conllu`` (like every output format, through ``write_blocks``) writes to a temporary file next
-to the target and renames it at the end, so a failure midway never leaves a partial output.
+reason. ``write_conllu`` (like every output format) writes through :func:`spandep.data.output.write_blocks`: a file
+atomically, a device, FIFO or standard output as a stream.
 """
 
 from __future__ import annotations
 
-import os
+import contextlib
 import re
 import sys
-import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, BinaryIO
 
+from spandep.data.output import write_blocks
 from spandep.data.sentence import Sentence, Token
-from spandep.errors import InputFormatError, OutputError
+from spandep.errors import InputFormatError
 
 if TYPE_CHECKING:
     from spandep.tokenization.text import Tokenizer
@@ -35,7 +35,8 @@ __all__ = [
     "check_text",
     "read_input",
     "check_form",
-    "write_blocks",
+    "source_name",
+    "token_sentence",
 ]
 
 CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
@@ -46,31 +47,65 @@ INPUT_FORMATS = ("conllu", "conllx", "tokens", "text")
 _RANGE_ID = re.compile(r"[1-9][0-9]*-[1-9][0-9]*\Z")
 _EMPTY_ID = re.compile(r"[0-9]+\.[1-9][0-9]*\Z")
 _BOM = "\ufeff"
+STDIN = "-"  # the input path that reads standard input
 
 
 # --------------------------------------------------------------------------------------------- reading
 
 
-def _open_input(path: str | Path) -> BinaryIO:
-    source = str(path)
+def source_name(path: str | Path) -> str:
+    """How messages name an input: its path, or ``<stdin>`` for ``-``."""
+    return "<stdin>" if str(path) == STDIN else str(path)
+
+
+@contextlib.contextmanager
+def _open_input(path: str | Path) -> Iterator[BinaryIO]:
+    """``path`` opened for reading bytes (``-``: standard input, left open)."""
+    if str(path) == STDIN:
+        yield sys.stdin.buffer
+        return
+    source = source_name(path)
     try:
-        return open(path, "rb")
+        fh = open(path, "rb")
     except FileNotFoundError:
         raise InputFormatError(source, 0, "file not found") from None
     except IsADirectoryError:
-        raise InputFormatError(source, 0, "is a directory, not a file") from None
+        raise InputFormatError(source, 0, "is a directory; give a file") from None
     except OSError as exc:
         raise InputFormatError(source, 0, f"cannot read: {exc.strerror or exc}") from None
+    with fh:
+        yield fh
+
+
+def _check_not_utf16(start: bytes, source: str) -> None:
+    """An error naming UTF-16 when the first bytes of an input have its byte-order mark or its NUL bytes."""
+    head = start[:256]
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(head) >= 4 and head.count(0) * 3 >= len(head)):
+        raise InputFormatError(source, 1, "looks like UTF-16; convert it to UTF-8 with iconv -f UTF-16 -t UTF-8")
+
+
+def _raw_lines(fh: BinaryIO) -> Iterator[bytes]:
+    """The lines of ``fh`` with their line ends: LF or CRLF, or CR alone (old Mac files: a CR inside the first line
+    means the whole file uses CR, and it is then read at once)."""
+    first = fh.readline()
+    if b"\r" in first.rstrip(b"\r\n"):
+        yield from (first + fh.read()).splitlines(keepends=True)
+        return
+    if first:
+        yield first
+    yield from fh
 
 
 def _decoded_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     """``(line_number, text)`` for every line of ``path``, decoded as UTF-8 one line at a time, without the
-    line end (LF or CRLF) and without a UTF-8 BOM at the start of the file."""
-    source = str(path)
+    line end (LF, CRLF or CR) and without a UTF-8 BOM at the start of the file."""
+    source = source_name(path)
     with _open_input(path) as fh:
         lineno = 0
-        for raw in fh:
+        for raw in _raw_lines(fh):
             lineno += 1
+            if lineno == 1:
+                _check_not_utf16(raw, source)
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -81,7 +116,7 @@ def _decoded_lines(path: str | Path) -> Iterator[tuple[int, str]]:
                 ) from None
             if lineno == 1 and line.startswith(_BOM):
                 line = line[1:]
-            if line.endswith("\n"):
+            if line.endswith(("\n", "\r")):
                 line = line[:-2] if line.endswith("\r\n") else line[:-1]
             yield lineno, line
 
@@ -112,6 +147,24 @@ def check_form(form: str, source: str, lineno: int, allow_space: bool = True) ->
         raise InputFormatError(source, lineno, f"space in FORM {form!r} (not allowed in CoNLL-X)")
 
 
+def token_sentence(tokens: object, where: str) -> Sentence:
+    """A sentence from one list of token strings given in Python (the API, the integrations); errors name
+    ``where``: a ``TypeError`` for anything but a list (a tuple, an array's ``tolist()``) of ``str`` (a bare string
+    included: it is no list of tokens), a ``ValueError`` for no token or a form no CoNLL-U file can hold."""
+    if isinstance(tokens, str) or not isinstance(tokens, Sequence):
+        raise TypeError(f"{where}: expected a list of token strings, got {type(tokens).__name__} {tokens!r:.60}")
+    if not tokens:
+        raise ValueError(f"{where}: a sentence needs at least one token")
+    for j, form in enumerate(tokens):
+        if not isinstance(form, str):
+            raise TypeError(f"{where}, token {j}: expected a str, got {type(form).__name__} {form!r:.60}")
+        try:
+            check_form(form, where, 0)
+        except InputFormatError as exc:
+            raise ValueError(f"{where}, token {j}: {exc.reason}") from None
+    return Sentence.from_tokens(list(tokens))
+
+
 def read_conllu(path: str | Path, fmt: str = "conllu", heads: bool = True) -> Iterator[Sentence]:
     """Stream the sentences of a CoNLL-U (``fmt="conllu"``) or CoNLL-X (``fmt="conllx"``) file.
 
@@ -120,12 +173,14 @@ def read_conllu(path: str | Path, fmt: str = "conllu", heads: bool = True) -> It
     go to ``Sentence.comments``; multiword-token and empty-node lines (and any comment line that appears
     after a word line) go to ``Sentence.extra_lines`` at their position, raw. HEAD ``_`` becomes ``None``.
 
-    Accepted: a UTF-8 BOM, CRLF line ends, several blank lines between sentences, no final blank line.
+    Accepted: ``-`` for standard input, a UTF-8 BOM, CRLF or CR line ends, several blank lines between sentences,
+    no final blank line.
     Raises :class:`InputFormatError` (file, line, reason) for: a missing/unreadable file, bytes that are
     not UTF-8, a column count other than 10, an empty field, a non-integer ID, word IDs that are not
     1..n in order (duplicates included), a HEAD that is neither an integer nor ``_``, a HEAD outside
-    [0, n], an empty or whitespace-only FORM, a control character (C0, DEL or NEL) in a FORM, and a
-    sentence without words.
+    [0, n], an empty or whitespace-only FORM, a control character (C0, DEL or NEL) in a FORM, a
+    multiword-token range that is reversed, goes beyond the sentence or overlaps another, an empty node
+    beyond the sentence or out of place, and a sentence without words. UTF-16 input is named as such.
     Tree shape is not checked here: see :func:`check_trees`.
     ``heads=False`` (input to be parsed, whose HEAD is replaced) leaves the HEAD column unread: every head is
     ``None``, so a garbled or out-of-range HEAD there is no error.
@@ -134,12 +189,13 @@ def read_conllu(path: str | Path, fmt: str = "conllu", heads: bool = True) -> It
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     conllu = fmt == "conllu"
     columns = CONLLU_COLUMNS if conllu else CONLLX_COLUMNS
-    source = str(path)
+    source = source_name(path)
 
     words: list[Token] = []
     word_lines: list[int] = []
     comments: list[str] = []
     extra: list[tuple[int, str]] = []
+    nodes: list[tuple[int, str, int]] = []  # multiword tokens and empty nodes: (line, ID, words before it)
     start = 0
 
     def finish() -> Sentence:
@@ -149,13 +205,14 @@ def read_conllu(path: str | Path, fmt: str = "conllu", heads: bool = True) -> It
         for w, ln in zip(words, word_lines):
             if w.head is not None and w.head > n:
                 raise InputFormatError(source, ln, f"HEAD {w.head} out of range 0..{n}")
+        _check_nodes(source, nodes, n)
         return Sentence(words=words, comments=comments, extra_lines=extra, source=source, line=start)
 
     for lineno, line in _decoded_lines(path):
         if not line or line.isspace():
             if start:
                 yield finish()
-                words, word_lines, comments, extra, start = [], [], [], [], 0
+                words, word_lines, comments, extra, nodes, start = [], [], [], [], [], 0
             continue
         if not start:
             start = lineno
@@ -175,6 +232,7 @@ def read_conllu(path: str | Path, fmt: str = "conllu", heads: bool = True) -> It
         if not (wid.isascii() and wid.isdigit()):
             if conllu and (_RANGE_ID.match(wid) or _EMPTY_ID.match(wid)):
                 extra.append((len(words), line))
+                nodes.append((lineno, wid, len(words)))
                 continue
             raise InputFormatError(source, lineno, f"ID {wid!r} is not an integer")
         i = int(wid)
@@ -197,6 +255,35 @@ def read_conllu(path: str | Path, fmt: str = "conllu", heads: bool = True) -> It
         word_lines.append(lineno)
     if start:
         yield finish()
+
+
+def _check_nodes(source: str, nodes: list[tuple[int, str, int]], n: int) -> None:
+    """Multiword-token ranges ``a-b`` (a < b ≤ n, just before word a, not overlapping) and empty nodes ``i.k``
+    (i ≤ n, just after word i) of a sentence of ``n`` words, each ``(line, ID, words before it)``."""
+    covered = 0  # the last word of the previous multiword token
+    for line, wid, before in nodes:
+        if "-" in wid:
+            first, last = map(int, wid.split("-"))
+            if first >= last:
+                problem = f"multiword token {wid}: write its range as FIRST-LAST with FIRST < LAST"
+            elif last > n:
+                problem = f"multiword token {wid} goes beyond the sentence's {n} words"
+            elif first <= covered:
+                problem = f"multiword token {wid} overlaps the one before it (which ends at word {covered})"
+            elif first != before + 1:
+                problem = f"multiword token {wid} must come just before word {first}, not after word {before}"
+            else:
+                covered = last
+                continue
+        else:
+            word = int(wid.split(".")[0])
+            if word > n:
+                problem = f"empty node {wid} out of range: the sentence has {n} words"
+            elif word != before:
+                problem = f"empty node {wid} must come just after word {word}, not after word {before}"
+            else:
+                continue
+        raise InputFormatError(source, line, problem)
 
 
 def check_trees(sentences: Iterable[Sentence]) -> Iterator[Sentence]:
@@ -225,7 +312,7 @@ def read_tokens(path: str | Path) -> Iterator[Sentence]:
     """Pre-tokenised text: one sentence per line, tokens separated by whitespace. Blank lines are skipped;
     ``Sentence.line`` is the line the sentence is on. Raises :class:`InputFormatError` for bytes that are
     not UTF-8 and for control characters."""
-    source = str(path)
+    source = source_name(path)
     for lineno, line in _decoded_lines(path):
         forms = line.split()
         if not forms:
@@ -243,9 +330,10 @@ def read_raw_text(path: str | Path) -> str:
     """The whole of ``path`` decoded as UTF-8 (a BOM at the start dropped, line ends kept as they are), for a
     tokenizer. Raises :class:`InputFormatError` at the line of bytes that are not UTF-8 or of a control character
     that is not whitespace (such as U+0000 or U+001B: no CoNLL-U FORM can hold it)."""
-    source = str(path)
+    source = source_name(path)
     with _open_input(path) as fh:
         data = fh.read()
+    _check_not_utf16(data, source)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -282,7 +370,7 @@ def read_input(path: str | Path, fmt: str = "conllu", tokenizer: Tokenizer | Non
             from spandep.tokenization import RuleTokenizer
 
             tokenizer = RuleTokenizer()
-        return tokenizer.iter_sentences(read_raw_text(path), str(path))
+        return tokenizer.iter_sentences(read_raw_text(path), source_name(path))
     raise ValueError(f"unknown input format {fmt!r}; use one of {', '.join(INPUT_FORMATS)}")
 
 
@@ -313,74 +401,6 @@ def format_sentence(sentence: Sentence) -> str:
     return "\n".join(out) + "\n"
 
 
-def _is_stdout(target: object) -> bool:
-    return isinstance(target, (str, Path)) and str(target) == "-"
-
-
-def _default_mode() -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
 def write_conllu(sentences: Iterable[Sentence], path_or_file: str | Path | IO[str]) -> None:
-    """Write ``sentences`` as CoNLL-U (UTF-8, LF line ends) with :func:`write_blocks`."""
+    """Write ``sentences`` as CoNLL-U (UTF-8, LF line ends) with :func:`~spandep.data.output.write_blocks`."""
     write_blocks(map(format_sentence, sentences), path_or_file)
-
-
-def write_blocks(blocks: Iterable[str], path_or_file: str | Path | IO[str]) -> None:
-    """Write text ``blocks`` one after the other (UTF-8, newlines as given): the writer of every output format.
-
-    ``path_or_file`` is a path, ``"-"`` (standard output) or an open text stream. A path is written
-    atomically: into a temporary file in the same directory, renamed over the target at the end; if
-    anything fails midway (including the ``blocks`` iterable raising), the temporary file is removed
-    and an existing target is left untouched. Raises :class:`OutputError` when the target cannot be
-    written (missing directory, no permission, target is a directory, disk full, ...).
-    """
-    if _is_stdout(path_or_file):
-        _write_stream(blocks, sys.stdout, "<stdout>")
-        sys.stdout.flush()
-        return
-    if not isinstance(path_or_file, (str, Path)):
-        _write_stream(blocks, path_or_file, getattr(path_or_file, "name", "<stream>"))
-        return
-
-    path = Path(path_or_file)
-    directory = path.parent
-    if path.is_dir():
-        raise OutputError(f"cannot write {path}: it is a directory")
-    if not directory.is_dir():
-        raise OutputError(f"cannot write {path}: directory {directory} does not exist")
-    try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        reason = exc.strerror or exc
-        raise OutputError(f"cannot write {path}: directory {directory} is not writable ({reason})") from None
-    fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
-    try:
-        _write_stream(blocks, fh, str(path))  # OutputError on write errors; errors of `blocks` pass through
-        try:
-            mode = os.stat(path).st_mode & 0o7777 if path.exists() else _default_mode()
-            fh.close()
-            os.chmod(tmp_name, mode)
-            os.replace(tmp_name, path)
-        except OSError as exc:
-            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    except BaseException:
-        try:
-            fh.close()
-        except OSError:
-            pass
-        try:
-            os.unlink(tmp_name)
-        except OSError:
-            pass
-        raise
-
-
-def _write_stream(blocks: Iterable[str], fh: IO[str], name: str) -> None:
-    for text in blocks:
-        try:
-            fh.write(text)
-        except OSError as exc:
-            raise OutputError(f"cannot write {name}: {exc.strerror or exc}") from None

@@ -7,7 +7,8 @@
 - ``html``: one HTML page with one figure per tree, titled with the sentence's text (or id).
 
 Pictures need spaCy (``pip install 'spandep[spacy]'``) and are built in memory: meant for tens or hundreds of
-sentences, not for corpora. Every format is written atomically by :func:`~spandep.data.conllu.write_blocks`.
+sentences, not for corpora. Every format is written by :func:`~spandep.data.output.write_blocks`: a file atomically, a
+device or FIFO as a stream.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from spandep.data.conllu import format_sentence, write_blocks
+from spandep.data.conllu import format_sentence
+from spandep.data.output import write_blocks
 from spandep.data.sentence import Sentence
 
 __all__ = ["OUTPUT_FORMATS", "displacy_parse", "render_html", "render_svg", "sentence_record", "write_sentences"]

@@ -42,6 +42,12 @@ class WordEncoder(nn.Module):
         return config
 
     @classmethod
+    def settings_problem(cls, settings: dict[str, Any]) -> str | None:
+        """What is wrong with ``[encoder]`` ``settings`` (defaults filled), found before any data is read or model
+        built, as one line naming the key; ``None``: nothing."""
+        return None
+
+    @classmethod
     def from_config(cls, config: dict[str, Any], assets: Path | None = None) -> WordEncoder:
         """Build from a config (``type`` plus constructor arguments); ``assets``: the saved model's encoder folder,
         for encoders that keep files there (random weights: the model's state dict is loaded afterwards)."""

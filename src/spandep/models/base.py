@@ -82,6 +82,12 @@ class Parser(nn.Module):
         return model
 
     @classmethod
+    def settings_problem(cls, settings: dict[str, Any]) -> str | None:
+        """What is wrong with ``[model]`` ``settings`` (defaults filled), found before any data is read or model
+        built, as one line naming the key; ``None``: nothing."""
+        return None
+
+    @classmethod
     def saved_files(cls, folder: Path | None) -> dict[str, Any]:
         """Constructor arguments pointing at this type's own files in a saved model's ``folder`` (none here)."""
         return {}

@@ -17,7 +17,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from spandep import __version__
-from spandep.errors import ModelError
+from spandep.checks import device_problem
+from spandep.errors import ModelError, OptionError
 from spandep.inference import InferenceOptions
 from spandep.models import ENCODER_ASSETS, PARSERS, Parser, build_model
 from spandep.tokenization.text import TOKENIZER_FOLDER
@@ -146,14 +147,14 @@ def save_inference(directory: str | Path, settings: InferenceOptions, choice: di
 
 
 def resolve_device(name: str) -> torch.device:
-    """``cpu``, ``cuda``, ``cuda:N`` (or ``auto``: CUDA when there is one) as a device, with a clear error for
-    a device this machine lacks."""
+    """``cpu``, ``cuda``, ``cuda:N`` (or ``auto``: CUDA when there is one) as a device: an :class:`OptionError` for
+    another name, a :class:`ModelError` for a device this machine lacks."""
+    problem = device_problem("device", name)
+    if problem:
+        raise OptionError(problem)
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        device = torch.device(name)
-    except RuntimeError as exc:
-        raise ModelError(f"unknown device {name!r}; use cpu, cuda, cuda:N or auto") from exc
+    device = torch.device(name)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ModelError(f"device {name!r} asked for but torch sees no CUDA GPU here; use --device cpu")
     return device
@@ -181,6 +182,7 @@ def load_model(directory: str | Path, device: str = "cpu", int8: bool = False) -
     """Load a saved model folder for inference (eval mode) onto ``device``; ``int8``: with dynamically
     quantised int8 linear layers in the encoder (CPU only, see ``pipeline.int8.dynamic_int8``)."""
     directory = Path(directory)
+    target = resolve_device(device)  # a bad device fails before the model is read
     config = read_model_config(directory)
     try:
         state = load_file(str(directory / "model.safetensors"))
@@ -207,7 +209,7 @@ def load_model(directory: str | Path, device: str = "cpu", int8: bool = False) -
         raise ModelError(f"{directory}: weights do not match the config (missing {sorted(set(missing) - expected_missing)[:5]}, unexpected {unexpected[:5]})")
     model.eval()
     model.config = config
-    model = model.to(resolve_device(device))
+    model = model.to(target)
     if int8:
         try:
             dynamic_int8(model)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -11,6 +12,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from spandep.checks import Range, device_problem
+from spandep.data.conllu import FORMATS
 from spandep.encoders import ENCODERS
 from spandep.errors import InputFormatError
 from spandep.inference import InferenceOptions
@@ -36,6 +39,16 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "checkpoint_every": 200,
         "eval_batch_tokens": 4000,
         "device": "cpu",  # cpu, cuda, cuda:N or auto; the checkpoints and the saved model are the same either way
+    },
+}
+_RATE = Range(0, integer=False)  # a finite number ≥ 0
+_ABOVE_ZERO = Range(0, integer=False, open_low=True)
+NUMBERS: dict[str, dict[str, Range]] = {  # what each number of [data] and [training] allows
+    "data": {"max_train_sentences": Range(0)},
+    "training": {
+        "epochs": Range(1), "batch_tokens": Range(1), "eval_batch_tokens": Range(1), "lr": _ABOVE_ZERO,
+        "encoder_lr": _RATE, "weight_decay": _RATE, "warmup": Range(0, 1, integer=False), "clip": _ABOVE_ZERO,
+        "patience": Range(1), "seed": Range(), "threads": Range(0), "checkpoint_every": Range(1),
     },
 }
 TYPED = {"encoder": ("transformer", ENCODERS), "model": ("biaffine", PARSERS)}  # table: (default type, registry)
@@ -75,6 +88,23 @@ def _read_toml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     return _merged(_read_toml(base_path, chain), raw)
 
 
+def _value_problems(cfg: dict[str, dict[str, Any]]) -> Iterator[str | None]:
+    """What is wrong with the values of ``[data]`` and ``[training]``: each must be of the type (TOML says it) and in
+    the range it takes."""
+    for section, ranges in NUMBERS.items():
+        for key, allowed in ranges.items():
+            yield allowed.problem(f"[{section}] {key}", cfg[section][key])
+    for section, key in (("data", "train"), ("data", "dev"), ("data", "tokenizer"), ("training", "output")):
+        if not isinstance(cfg[section][key], (str, type(None))):
+            yield f"[{section}] {key} must be a path in quotes, not {cfg[section][key]!r}"
+    if cfg["data"]["format"] not in FORMATS:
+        yield f"[data] format must be {' or '.join(FORMATS)}, not {cfg['data']['format']!r}"
+    betas, beta = cfg["training"]["betas"], Range(0, 1, integer=False, open_high=True)
+    if not isinstance(betas, list) or len(betas) != 2 or any(beta.problem("", b) for b in betas):
+        yield f"[training] betas must be a list of two numbers in [0, 1), not {betas!r}"
+    yield device_problem("[training] device", cfg["training"]["device"])
+
+
 def _typed_table(path: Path, section: str, given: dict[str, Any]) -> dict[str, Any]:
     """``[encoder]`` or ``[model]``: its ``type`` (a registry name) and that type's settings over its defaults."""
     default_type, registry = TYPED[section]
@@ -88,7 +118,21 @@ def _typed_table(path: Path, section: str, given: dict[str, Any]) -> dict[str, A
         raise InputFormatError(
             str(path), 0, f"[{section}] key(s) {', '.join(unknown)} do not apply to type {kind!r}; known: {', '.join(defaults)}"
         )
-    return {"type": kind, **_merged(defaults, {k: v for k, v in given.items() if k != "type"})}
+    settings = _merged(defaults, {k: v for k, v in given.items() if k != "type"})
+    for key, default in defaults.items():  # numbers and names of the type the defaults have (TOML says the type)
+        value, name = settings[key], f"[{section}] {key}"
+        if isinstance(default, str) and not isinstance(value, str):
+            problem: str | None = f"{name} must be a string in quotes, not {value!r}"
+        elif isinstance(default, (int, float)) and not isinstance(default, bool):
+            problem = Range(integer=isinstance(default, int)).problem(name, value)
+        else:
+            continue
+        if problem:
+            raise InputFormatError(str(path), 0, f"{problem}; fix it in the config")
+    problem = registry.get(kind).settings_problem(settings)
+    if problem:
+        raise InputFormatError(str(path), 0, f"[{section}] {problem}")
+    return {"type": kind, **settings}
 
 
 def _heads(path: Path, given: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -127,6 +171,9 @@ def load_config(path: str | Path, overrides: dict[str, dict[str, Any]] | None = 
         if unknown:
             raise InputFormatError(str(path), 0, f"unknown key(s) in [{section}]: {', '.join(sorted(unknown))}; known: {', '.join(defaults)}")
         cfg[section] = {**defaults, **given}
+    problem = next(filter(None, _value_problems(cfg)), None)
+    if problem:
+        raise InputFormatError(str(path), 0, f"{problem}; fix it in the config")
     for section in TYPED:
         cfg[section] = _typed_table(path, section, raw.get(section, {}))
     cfg["heads"] = _heads(path, raw.get("heads", {}))

@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 
+from spandep.checks import Range
 from spandep.data.sentence import Sentence
 from spandep.encoders.base import WordEncoder
 from spandep.inference import InferenceOptions, InferenceStats
@@ -90,6 +91,18 @@ class SpanParser(Parser):
         self.noisy_rate = noisy_rate
         self.word_scorer = BiaffineScorer(encoder.out_dim, len(self.labels), **word_scorer) if word_scorer is not None else None
         self.settings()
+
+    @classmethod
+    def settings_problem(cls, settings: dict[str, Any]) -> str | None:
+        """Rates out of range, and a faithful linker's transformer that this machine does not have."""
+        problem = Range(0, 1, integer=False, open_low=True).problem("query_rate", settings["query_rate"])
+        problem = problem or Range(0, 1, integer=False).problem("noisy_rate", settings["noisy_rate"])
+        linker = settings["linker"]
+        if problem or not isinstance(linker, dict) or "model" not in linker:
+            return problem
+        from spandep.encoders.transformer import model_path_problem
+
+        return model_path_problem("linker model", linker["model"])
 
     @classmethod
     def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:

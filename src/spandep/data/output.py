@@ -1,0 +1,182 @@
+"""Writing an output: atomically to a file, as a stream to anything else.
+
+Where a path leads decides how it is written (:func:`writes_atomically`):
+
+- a regular file, or nothing yet: atomically, into a temporary file beside the target renamed over it at the end, so
+  a failure midway never leaves a partial output and an existing one stays untouched;
+- a symbolic link: followed, and its final target written as above (the link stays a link);
+- a character device (``/dev/null``, a terminal), a FIFO or a socket, a path through an open descriptor
+  (``/dev/stdout``), or ``-`` (standard output): written in place as a stream, with no temporary file (such a target
+  must never be replaced by a file);
+- a directory: an :class:`~spandep.errors.OutputError`.
+
+A temporary file is named ``.NAME.spandep-PID-XXXX.tmp`` after the writing process. It is removed on every failure
+the process lives through (an exception, Ctrl-C, and SIGTERM, which the command line turns into an exit); one left
+by a killed process (``kill -9``) is recognised by its dead PID and removed the next time that directory is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import sys
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO
+
+from spandep.errors import OutputError
+
+__all__ = ["remove_stale_temporaries", "write_blocks", "writes_atomically"]
+
+_TEMP = re.compile(r"\..+\.spandep-([0-9]+)-[^.]+\.tmp\Z")  # the temporary files of write_blocks
+
+
+def writes_atomically(mode: int | None) -> bool:
+    """Whether a target of ``os.stat(...).st_mode`` ``mode`` (``None``: nothing there yet) is written through a
+    temporary file and a rename: a regular file or nothing; never a device, FIFO or socket (a stream)."""
+    return mode is None or stat.S_ISREG(mode)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. EPERM: a process of another user has that PID
+        return True
+    return True
+
+
+def remove_stale_temporaries(directory: Path) -> list[Path]:
+    """Remove the temporary files that writers killed before their end left in ``directory`` (those whose PID is no
+    running process); returns what was removed."""
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        match = _TEMP.match(name)
+        if match and int(match.group(1)) != os.getpid() and not _pid_alive(int(match.group(1))):
+            try:
+                os.unlink(directory / name)
+                removed.append(directory / name)
+            except OSError:
+                pass
+    return removed
+
+
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def write_blocks(blocks: Iterable[str], path_or_file: str | Path | IO[str]) -> None:
+    """Write text ``blocks`` one after the other (UTF-8, newlines as given): the writer of every output format.
+
+    ``path_or_file`` is a path, ``"-"`` (standard output) or an open text stream; a path is written as the module
+    says (atomically to a file, through a symlink to its target, as a stream to a device or FIFO). Raises
+    :class:`OutputError` when the target cannot be written (missing directory, no permission, a directory, disk
+    full, ...); errors of the ``blocks`` iterable pass through, after the temporary file is removed.
+    """
+    if isinstance(path_or_file, (str, Path)) and str(path_or_file) == "-":
+        _write_stream(blocks, sys.stdout, "<stdout>")
+        sys.stdout.flush()
+        return
+    if not isinstance(path_or_file, (str, Path)):
+        _write_stream(blocks, path_or_file, getattr(path_or_file, "name", "<stream>"))
+        return
+    path = Path(path_or_file)
+    try:
+        mode: int | None = os.stat(path).st_mode  # follows links: what the path leads to
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise OutputError(f"cannot write {path}: it is a directory")
+    if not writes_atomically(mode) or _through_descriptor(path):
+        _write_device(blocks, path)
+        return
+    target = Path(os.path.realpath(path))  # a symlink's final target (the link itself stays)
+    if not target.parent.is_dir():
+        raise OutputError(f"cannot write {path}: directory {target.parent} does not exist")
+    _write_atomically(blocks, path, target, mode)
+
+
+def _write_device(blocks: Iterable[str], path: Path) -> None:
+    """A device, FIFO or socket, or a file reached through an open descriptor (``/dev/stdout``): opened for
+    appending (nothing truncated, no temporary file) and written in place."""
+    try:
+        fh = open(path, "a", encoding="utf-8", newline="")
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        _write_stream(blocks, fh, str(path))
+        _close(fh, path)  # a full device reports its error at the final flush
+    except BaseException:
+        try:
+            fh.close()
+        except OSError:
+            pass
+        raise
+
+
+def _close(fh: IO[str], path: Path) -> None:
+    try:
+        fh.close()
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _through_descriptor(path: Path) -> bool:
+    """Whether ``path`` leads to its file through ``/proc/PID/fd`` or ``/dev/fd`` (as ``/dev/stdout`` does): a
+    stream a process holds open, written in place even when it is a regular file (``> out.txt``)."""
+    hop = Path(os.path.abspath(path))
+    for _ in range(40):  # the kernel's own limit of links followed
+        if str(hop).startswith(("/proc/", "/dev/fd/")):
+            return True
+        if not hop.is_symlink():
+            return False
+        hop = Path(os.path.abspath(hop.parent / os.readlink(hop)))
+    return False
+
+
+def _write_atomically(blocks: Iterable[str], path: Path, target: Path, mode: int | None) -> None:
+    directory = target.parent
+    remove_stale_temporaries(directory)
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.spandep-{os.getpid()}-", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise OutputError(f"cannot write {path}: directory {directory} is not writable ({reason})") from None
+    fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
+    try:
+        _write_stream(blocks, fh, str(path))  # OutputError on write errors; errors of `blocks` pass through
+        try:
+            fh.close()
+            os.chmod(tmp_name, _default_mode() if mode is None else mode & 0o7777)
+            os.replace(tmp_name, target)
+        except OSError as exc:
+            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        try:
+            fh.close()
+        except OSError:
+            pass
+        try:
+            os.unlink(tmp_name)
+        except OSError:
+            pass
+        raise
+
+
+def _write_stream(blocks: Iterable[str], fh: IO[str], name: str) -> None:
+    for text in blocks:
+        try:
+            fh.write(text)
+        except OSError as exc:
+            raise OutputError(f"cannot write {name}: {exc.strerror or exc}") from None
