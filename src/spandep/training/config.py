@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from collections.abc import Iterator
@@ -88,21 +89,34 @@ def _read_toml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     return _merged(_read_toml(base_path, chain), raw)
 
 
-def _value_problems(cfg: dict[str, dict[str, Any]]) -> Iterator[str | None]:
-    """What is wrong with the values of ``[data]`` and ``[training]``: each must be of the type (TOML says it) and in
-    the range it takes."""
+def _value_problems(cfg: dict[str, dict[str, Any]]) -> Iterator[tuple[str, str, str | None]]:
+    """``(table, key, problem or None)`` for the values of ``[data]`` and ``[training]``: each must be of the type
+    (TOML says it) and in the range it takes."""
     for section, ranges in NUMBERS.items():
         for key, allowed in ranges.items():
-            yield allowed.problem(f"[{section}] {key}", cfg[section][key])
+            yield section, key, allowed.problem(f"[{section}] {key}", cfg[section][key])
     for section, key in (("data", "train"), ("data", "dev"), ("data", "tokenizer"), ("training", "output")):
         if not isinstance(cfg[section][key], (str, type(None))):
-            yield f"[{section}] {key} must be a path in quotes, not {cfg[section][key]!r}"
+            yield section, key, f"[{section}] {key} must be a path in quotes, not {cfg[section][key]!r}"
     if cfg["data"]["format"] not in FORMATS:
-        yield f"[data] format must be {' or '.join(FORMATS)}, not {cfg['data']['format']!r}"
+        yield "data", "format", f"[data] format must be {' or '.join(FORMATS)}, not {cfg['data']['format']!r}"
     betas, beta = cfg["training"]["betas"], Range(0, 1, integer=False, open_high=True)
     if not isinstance(betas, list) or len(betas) != 2 or any(beta.problem("", b) for b in betas):
-        yield f"[training] betas must be a list of two numbers in [0, 1), not {betas!r}"
-    yield device_problem("[training] device", cfg["training"]["device"])
+        yield "training", "betas", f"[training] betas must be a list of two numbers in [0, 1), not {betas!r}"
+    yield "training", "device", device_problem("[training] device", cfg["training"]["device"])
+
+
+def _value_error(path: Path, section: str, key: str, problem: str) -> InputFormatError:
+    """The error of a bad value, at the line of ``key = ...`` in ``[section]`` of ``path`` (0 where the value is not
+    written there: a command-line override or a base config's)."""
+    table, line = None, 0
+    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        text = text.strip()
+        if text.startswith("["):
+            table = text.strip("[] ")
+        elif table == section and re.match(rf"{re.escape(key)}\s*=", text):
+            line = number
+    return InputFormatError(str(path), line, f"{problem}; fix it in the config")
 
 
 def _typed_table(path: Path, section: str, given: dict[str, Any]) -> dict[str, Any]:
@@ -128,7 +142,7 @@ def _typed_table(path: Path, section: str, given: dict[str, Any]) -> dict[str, A
         else:
             continue
         if problem:
-            raise InputFormatError(str(path), 0, f"{problem}; fix it in the config")
+            raise _value_error(path, section, key, problem)
     problem = registry.get(kind).settings_problem(settings)
     if problem:
         raise InputFormatError(str(path), 0, f"[{section}] {problem}")
@@ -171,9 +185,9 @@ def load_config(path: str | Path, overrides: dict[str, dict[str, Any]] | None = 
         if unknown:
             raise InputFormatError(str(path), 0, f"unknown key(s) in [{section}]: {', '.join(sorted(unknown))}; known: {', '.join(defaults)}")
         cfg[section] = {**defaults, **given}
-    problem = next(filter(None, _value_problems(cfg)), None)
-    if problem:
-        raise InputFormatError(str(path), 0, f"{problem}; fix it in the config")
+    for section, key, problem in _value_problems(cfg):
+        if problem:
+            raise _value_error(path, section, key, problem)
     for section in TYPED:
         cfg[section] = _typed_table(path, section, raw.get(section, {}))
     cfg["heads"] = _heads(path, raw.get("heads", {}))
