@@ -37,14 +37,16 @@ token = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_siz
 @st.composite
 def conll_files(draw: st.DrawFn, fmt: str) -> str:
     """A well-formed CoNLL-U / CoNLL-X text: 1..4 sentences with comments; CoNLL-U also gets multiword-token
-    lines, empty nodes and comments between words."""
+    lines (two words each, none overlapping), empty nodes and comments between words."""
     conllu = fmt == "conllu"
     blocks = []
     for _ in range(draw(st.integers(1, 4))):
         n = draw(st.integers(1, 8))
         lines = ["#" + c for c in draw(st.lists(field, max_size=3))]
+        covered = 0  # multiword tokens do not overlap
         for i in range(1, n + 1):
-            if conllu and i < n and draw(st.booleans()):
+            if conllu and covered < i < n and draw(st.booleans()):
+                covered = i + 1
                 lines.append(f"{i}-{i + 1}\t" + "\t".join(draw(st.lists(field, min_size=9, max_size=9))))
             word_form = draw(form if conllu else form.filter(lambda f: " " not in f))
             head = draw(st.one_of(st.just("_"), st.integers(0, n).map(str)))

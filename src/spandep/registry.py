@@ -17,9 +17,19 @@ import importlib
 from collections.abc import Iterator
 from typing import Any, Generic, TypeVar
 
-__all__ = ["Registry", "UnknownNameError"]
+__all__ = ["Registry", "SettingsCheck", "UnknownNameError"]
 
 T = TypeVar("T")
+
+
+class SettingsCheck:
+    """For a registered class with a table of settings in a training config (``[encoder]``, ``[model]``): a check of
+    the settings given there, run when the config is read, before any data is read or model built."""
+
+    @classmethod
+    def settings_problem(cls, settings: dict[str, Any]) -> str | None:
+        """What is wrong with ``settings`` (defaults filled), as one line naming the key; ``None``: nothing."""
+        return None
 
 
 class UnknownNameError(ValueError):

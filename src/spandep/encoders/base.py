@@ -16,12 +16,14 @@ from torch import nn
 
 from spandep.data.sentence import Sentence
 from spandep.data.vocab import build_vocab
+from spandep.registry import SettingsCheck
 
 
-class WordEncoder(nn.Module):
+class WordEncoder(SettingsCheck, nn.Module):
     """Base class: subclasses set ``out_dim``, declare ``name`` (their registry name, the ``type`` of their config)
     and ``config_defaults`` (their ``[encoder]`` settings in a training config and the defaults), and implement
-    ``featurize``, ``collate``, ``forward``, ``export_config`` and, where the config needs data, ``config_from_data``.
+    ``featurize``, ``collate``, ``forward``, ``export_config`` and, where the config needs data, ``config_from_data``
+    (and ``settings_problem`` where a setting is checked when a training config is read).
 
     One construction path: :meth:`from_config` builds the encoder from a config, whether the config was just made
     from training data (:meth:`config_from_data`) or read from a saved model (``export_config``'s output).
@@ -40,12 +42,6 @@ class WordEncoder(nn.Module):
         config = {k: v for k, v in settings.items() if k != "use_upos"}
         config["upos_vocab"] = build_vocab((t for s in train for t in s.upos), specials=["<unk>"]) if settings.get("use_upos") else None
         return config
-
-    @classmethod
-    def settings_problem(cls, settings: dict[str, Any]) -> str | None:
-        """What is wrong with ``[encoder]`` ``settings`` (defaults filled), found before any data is read or model
-        built, as one line naming the key; ``None``: nothing."""
-        return None
 
     @classmethod
     def from_config(cls, config: dict[str, Any], assets: Path | None = None) -> WordEncoder:

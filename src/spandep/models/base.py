@@ -7,6 +7,7 @@ A parser type is a :class:`Parser` subclass registered in ``spandep.models.PARSE
 * ``decoders``: the user-facing decoder names (``mst``, ``projective``) mapped to algorithms of
   ``spandep.decoding.DECODERS``;
 * ``inference_defaults``: the :class:`~spandep.inference.InferenceOptions` settings it honours, with defaults;
+* optionally ``settings_problem``: a check of its ``[model]`` settings when a training config is read;
 
 and implements :meth:`Parser.loss` and :meth:`Parser.parse`. Output heads (``spandep.models.heads``) attach to any
 parser type: they read the encoder's word vectors, train with the parser's loss (:meth:`Parser.heads_loss`) and
@@ -30,6 +31,7 @@ from spandep.decoding import DECODERS
 from spandep.encoders.base import WordEncoder, sentence_features
 from spandep.inference import InferenceOptions, InferenceStats
 from spandep.models.heads import HEADS, IGNORE
+from spandep.registry import SettingsCheck
 
 __all__ = ["Parse", "Parser"]
 
@@ -44,7 +46,7 @@ class Parse:
     columns: dict[str, list[str]] = field(default_factory=dict)
 
 
-class Parser(nn.Module):
+class Parser(SettingsCheck, nn.Module):
     """The base of every parser type (see the module docstring)."""
 
     name: ClassVar[str]
@@ -80,12 +82,6 @@ class Parser(nn.Module):
         model = cls(encoder, **args, **cls.saved_files(folder))
         model.attach_heads(config.get("heads") or {})
         return model
-
-    @classmethod
-    def settings_problem(cls, settings: dict[str, Any]) -> str | None:
-        """What is wrong with ``[model]`` ``settings`` (defaults filled), found before any data is read or model
-        built, as one line naming the key; ``None``: nothing."""
-        return None
 
     @classmethod
     def saved_files(cls, folder: Path | None) -> dict[str, Any]:
