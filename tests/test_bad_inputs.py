@@ -146,7 +146,7 @@ GENERATED = {
     "cr_only.conllu": ((_body(["I", "saw"]) + "\n" + _body(["She", "ran"])).replace("\n", "\r").encode(), "conllu", 2),
     "cr_only.tokens.txt": (b"I saw her .\rShe ran\r", "tokens", 2),
     "multiword_and_empty_nodes.conllu": (_nodes("1-2", 0, "3.1", 3), "conllu", 1),
-    "reversed_range.conllu": (_nodes("3-2", 2), "conllu", Error(2, 3, "multiword token 3-2: write its range as FIRST-LAST")),
+    "reversed_range.conllu": (_nodes("3-2", 2), "conllu", Error(2, 3, "multiword token 3-2 is reversed: write its range as FIRST-LAST, e.g. 2-3")),
     "range_beyond_the_words.conllu": (_nodes("3-5", 2), "conllu", Error(2, 3, "multiword token 3-5 goes beyond the sentence's 4 words")),
     "overlapping_ranges.conllu": (_nodes("1-2", 0, "2-3", 1), "conllu", Error(2, 3, "multiword token 2-3 overlaps the one before it")),
     "range_out_of_place.conllu": (_nodes("3-4", 0), "conllu", Error(2, 1, "multiword token 3-4 must come just before word 3")),

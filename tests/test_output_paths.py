@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -105,13 +106,15 @@ def test_failures_remove_the_temporary_file(tmp_path):
 def test_stale_temporaries_of_dead_writers_are_removed(tmp_path):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    stale = tmp_path / f".out.conllu.spandep-{dead.pid}-abc.tmp"
-    alive = tmp_path / f".out.conllu.spandep-{os.getppid()}-def.tmp"  # a running writer's: kept
+    host = socket.gethostname()
+    stale = tmp_path / f".out.conllu.spandep-{host}-{dead.pid}-abc.tmp"
+    alive = tmp_path / f".out.conllu.spandep-{host}-{os.getppid()}-def.tmp"  # a running writer's: kept
+    elsewhere = tmp_path / f".out.conllu.spandep-another-host-{dead.pid}-ghi.tmp"  # that PID is another machine's
     other = tmp_path / ".notes.tmp"  # not ours: kept
-    for p in (stale, alive, other):
+    for p in (stale, alive, elsewhere, other):
         p.write_text("partial")
     write_blocks(["a\n"], tmp_path / "out.conllu")
-    assert not stale.exists() and alive.exists() and other.exists()
+    assert not stale.exists() and alive.exists() and elsewhere.exists() and other.exists()
     assert remove_stale_temporaries(tmp_path) == []
 
 

@@ -23,12 +23,18 @@ T = TypeVar("T")
 
 
 class SettingsCheck:
-    """For a registered class with a table of settings in a training config (``[encoder]``, ``[model]``): a check of
-    the settings given there, run when the config is read, before any data is read or model built."""
+    """For a registered class with a table of settings in a training config (``[encoder]``, ``[model]``): checks of
+    the settings given there, before any data is read or model built. ``settings_problem`` runs when the config is
+    read; ``missing`` when training starts (a config stays readable on a machine without its files)."""
 
     @classmethod
     def settings_problem(cls, settings: dict[str, Any]) -> str | None:
         """What is wrong with ``settings`` (defaults filled), as one line naming the key; ``None``: nothing."""
+        return None
+
+    @classmethod
+    def missing(cls, settings: dict[str, Any]) -> str | None:
+        """What this machine lacks for ``settings`` (a model folder, a package), as one line; ``None``: nothing."""
         return None
 
 

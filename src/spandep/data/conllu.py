@@ -258,14 +258,14 @@ def read_conllu(path: str | Path, fmt: str = "conllu", heads: bool = True) -> It
 
 
 def _check_nodes(source: str, nodes: list[tuple[int, str, int]], n: int) -> None:
-    """Multiword-token ranges ``a-b`` (a < b ≤ n, just before word a, not overlapping) and empty nodes ``i.k``
+    """Multiword-token ranges ``a-b`` (a ≤ b ≤ n, just before word a, not overlapping) and empty nodes ``i.k``
     (i ≤ n, just after word i) of a sentence of ``n`` words, each ``(line, ID, words before it)``."""
     covered = 0  # the last word of the previous multiword token
     for line, wid, before in nodes:
         if "-" in wid:
             first, last = map(int, wid.split("-"))
-            if first >= last:
-                problem = f"multiword token {wid}: write its range as FIRST-LAST with FIRST < LAST"
+            if first > last:  # (a one-word range, 3-3, is odd but harmless: the official scorer takes it too)
+                problem = f"multiword token {wid} is reversed: write its range as FIRST-LAST, e.g. {last}-{first}"
             elif last > n:
                 problem = f"multiword token {wid} goes beyond the sentence's {n} words"
             elif first <= covered:

@@ -10,15 +10,17 @@ Where a path leads decides how it is written (:func:`writes_atomically`):
   must never be replaced by a file);
 - a directory: an :class:`~spandep.errors.OutputError`.
 
-A temporary file is named ``.NAME.spandep-PID-XXXX.tmp`` after the writing process. It is removed on every failure
-the process lives through (an exception, Ctrl-C, and SIGTERM, which the command line turns into an exit); one left
-by a killed process (``kill -9``) is recognised by its dead PID and removed the next time that directory is written.
+A temporary file is named ``.NAME.spandep-HOST-PID-XXXX.tmp`` after the writing process. It is removed on every
+failure the process lives through (an exception, Ctrl-C, and SIGTERM, which the command line turns into an exit); one
+left by a killed process (``kill -9``) is recognised by its host and dead PID and removed the next time that
+directory is written.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import socket
 import stat
 import sys
 import tempfile
@@ -30,7 +32,10 @@ from spandep.errors import OutputError
 
 __all__ = ["remove_stale_temporaries", "write_blocks", "writes_atomically"]
 
-_TEMP = re.compile(r"\..+\.spandep-([0-9]+)-[^.]+\.tmp\Z")  # the temporary files of write_blocks
+_TEMP = re.compile(r"\..+\.spandep-(.+)-([0-9]+)-[^.]+\.tmp\Z")  # write_blocks' temporary files: host, PID
+
+
+_HOST = socket.gethostname().replace("/", "_") or "host"  # a PID means something on its own machine only
 
 
 def writes_atomically(mode: int | None) -> bool:
@@ -59,7 +64,7 @@ def remove_stale_temporaries(directory: Path) -> list[Path]:
         return removed
     for name in names:
         match = _TEMP.match(name)
-        if match and int(match.group(1)) != os.getpid() and not _pid_alive(int(match.group(1))):
+        if match and match.group(1) == _HOST and int(match.group(2)) != os.getpid() and not _pid_alive(int(match.group(2))):
             try:
                 os.unlink(directory / name)
                 removed.append(directory / name)
@@ -149,7 +154,7 @@ def _write_atomically(blocks: Iterable[str], path: Path, target: Path, mode: int
     directory = target.parent
     remove_stale_temporaries(directory)
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.spandep-{os.getpid()}-", suffix=".tmp", dir=directory)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.spandep-{_HOST}-{os.getpid()}-", suffix=".tmp", dir=directory)
     except OSError as exc:
         reason = exc.strerror or exc
         raise OutputError(f"cannot write {path}: directory {directory} is not writable ({reason})") from None

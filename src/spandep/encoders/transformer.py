@@ -141,7 +141,7 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
     }
 
     @classmethod
-    def settings_problem(cls, settings: dict[str, Any]) -> str | None:
+    def missing(cls, settings: dict[str, Any]) -> str | None:
         """An encoder ``model`` this machine does not have (nothing is downloaded)."""
         return model_path_problem("model", settings["model"])
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 import sys
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -16,7 +16,7 @@ else:  # pragma: no cover
 from spandep.checks import Range, device_problem
 from spandep.data.conllu import FORMATS
 from spandep.encoders import ENCODERS
-from spandep.errors import InputFormatError
+from spandep.errors import InputFormatError, OptionError
 from spandep.inference import InferenceOptions
 from spandep.models import PARSERS
 from spandep.models.heads import HEADS
@@ -161,6 +161,16 @@ def _heads(path: Path, given: dict[str, Any]) -> dict[str, dict[str, Any]]:
             raise InputFormatError(str(path), 0, f"[heads.{name}] takes {', '.join(defaults) or 'no keys'}")
         out[name] = {**defaults, **settings}
     return out
+
+
+def check_resources(cfg: dict[str, dict[str, Any]]) -> None:
+    """An :class:`OptionError` (exit code 2) for what this machine lacks for the ``[encoder]`` or ``[model]`` of a
+    read config (an encoder folder, say): called before any data is read, never asking a model hub."""
+    for section, (_, registry) in TYPED.items():
+        settings = {k: v for k, v in cfg[section].items() if k != "type"}
+        problem = registry.get(cfg[section]["type"]).missing(settings)
+        if problem:
+            raise OptionError(f"[{section}] {problem}; fix the config or get the files onto this machine")
 
 
 def load_config(path: str | Path, overrides: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:

@@ -33,6 +33,7 @@ from spandep.models import Parser, build_model, config_from_data
 from spandep.pipeline.model_io import resolve_device, save_model
 from spandep.pipeline.predict import with_tree
 from spandep.training.checkpoint import load_checkpoint, run_lock, save_checkpoint
+from spandep.training.config import check_resources
 
 log = logging.getLogger("spandep.train")
 
@@ -74,6 +75,7 @@ class Trainer:
     """Trains one model from a resolved config; ``run()`` resumes automatically from the output folder."""
 
     def __init__(self, cfg: dict[str, Any]) -> None:
+        check_resources(cfg)  # a missing encoder folder fails before the data is read
         self.cfg = cfg
         tr = cfg["training"]
         self.out = Path(tr["output"])

@@ -94,12 +94,16 @@ class SpanParser(Parser):
 
     @classmethod
     def settings_problem(cls, settings: dict[str, Any]) -> str | None:
-        """Rates out of range, and a faithful linker's transformer that this machine does not have."""
+        """Rates out of range."""
         problem = Range(0, 1, integer=False, open_low=True).problem("query_rate", settings["query_rate"])
-        problem = problem or Range(0, 1, integer=False).problem("noisy_rate", settings["noisy_rate"])
+        return problem or Range(0, 1, integer=False).problem("noisy_rate", settings["noisy_rate"])
+
+    @classmethod
+    def missing(cls, settings: dict[str, Any]) -> str | None:
+        """A faithful linker's transformer that this machine does not have."""
         linker = settings["linker"]
-        if problem or not isinstance(linker, dict) or "model" not in linker:
-            return problem
+        if not isinstance(linker, dict) or "model" not in linker:
+            return None
         from spandep.encoders.transformer import model_path_problem
 
         return model_path_problem("linker model", linker["model"])
