@@ -81,6 +81,20 @@ def test_a_link_to_a_fifo_writes_the_fifo(tmp_path):
     assert got == [b"a\n"] and link.is_symlink() and fifo.is_fifo()
 
 
+def test_a_path_through_an_open_descriptor_is_written_in_place(tmp_path):
+    """As ``-o /dev/stdout`` with stdout a pipe, or redirected to a file (``> out.txt``): never replaced."""
+    read_end, write_end = os.pipe()
+    write_blocks(["a\n"], f"/proc/self/fd/{write_end}")
+    os.close(write_end)
+    assert os.read(read_end, 100) == b"a\n"
+    os.close(read_end)
+    out = tmp_path / "out.txt"
+    with open(out, "w") as fh:
+        inode = os.stat(out).st_ino
+        write_blocks(["b\n"], f"/proc/self/fd/{fh.fileno()}")
+    assert out.read_text() == "b\n" and os.stat(out).st_ino == inode and temporaries(tmp_path) == []
+
+
 def test_dash_is_standard_output(capsys, tmp_path):
     write_blocks(["a\n"], "-")
     assert capsys.readouterr().out == "a\n"
