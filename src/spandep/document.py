@@ -18,7 +18,7 @@ See docs/api.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, overload
 
 from spandep.data.conllu import format_sentence
@@ -72,6 +72,21 @@ def _joined(tokens: list[_Token]) -> str:
     return "".join(t.form + ("" if "SpaceAfter=No" in t.misc.split("|") else " ") for t in tokens).rstrip(" ")
 
 
+class _Column:
+    """A read-only string column of a :class:`Word`'s data token (``"_"`` where unknown)."""
+
+    def __init__(self, name: str, doc: str) -> None:
+        self.name = name
+        self.__doc__ = doc
+
+    @overload
+    def __get__(self, word: None, owner: type) -> _Column: ...
+    @overload
+    def __get__(self, word: Word, owner: type | None = None) -> str: ...
+    def __get__(self, word: Word | None, owner: type | None = None) -> str | _Column:
+        return self if word is None else str(getattr(word._token, self.name))
+
+
 class Word:
     """A syntactic word of a parsed sentence (a CoNLL-U line with an integer ID); read-only.
 
@@ -100,40 +115,14 @@ class Word:
         """The 1-based CoNLL-U ID."""
         return self._token.id
 
-    @property
-    def text(self) -> str:
-        """The word form (``form`` too)."""
-        return self._token.form
-
+    text = _Column("form", "The word form (``form`` too).")
     form = text
-
-    @property
-    def lemma(self) -> str:
-        return self._token.lemma
-
-    @property
-    def upos(self) -> str:
-        """The universal POS tag (predicted where the model has a UPOS head and the input had none)."""
-        return self._token.upos
-
-    @property
-    def xpos(self) -> str:
-        return self._token.xpos
-
-    @property
-    def feats(self) -> str:
-        """Morphological features, ``Name=Value|...`` as in CoNLL-U."""
-        return self._token.feats
-
-    @property
-    def deprel(self) -> str:
-        """The relation to the head (``root`` for the root)."""
-        return self._token.deprel
-
-    @property
-    def misc(self) -> str:
-        """The MISC column (``SpaceAfter=No``, ``TokenRange=start:end``, ...)."""
-        return self._token.misc
+    lemma = _Column("lemma", "The lemma.")
+    upos = _Column("upos", "The universal POS tag (predicted where the model has a UPOS head and the input had none).")
+    xpos = _Column("xpos", "The language-specific POS tag.")
+    feats = _Column("feats", "Morphological features, ``Name=Value|...`` as in CoNLL-U.")
+    deprel = _Column("deprel", "The relation to the head (``root`` for the root).")
+    misc = _Column("misc", "The MISC column (``SpaceAfter=No``, ``TokenRange=start:end``, ...).")
 
     @property
     def head_id(self) -> int:
@@ -182,9 +171,6 @@ class Sentence(Sequence[Word]):
     def __len__(self) -> int:
         return len(self.words)
 
-    def __iter__(self) -> Iterator[Word]:
-        return iter(self.words)
-
     def __repr__(self) -> str:
         return f"Sentence({self.text!r:.60})"
 
@@ -224,9 +210,6 @@ class Doc(Sequence[Sentence]):
 
     def __len__(self) -> int:
         return len(self.sentences)
-
-    def __iter__(self) -> Iterator[Sentence]:
-        return iter(self.sentences)
 
     def __repr__(self) -> str:
         return f"Doc({len(self)} sentences, {sum(map(len, self.sentences))} words)"
