@@ -181,8 +181,8 @@ def load(
     from dev. ``batch_tokens``: words per batch (lower it if memory runs out). ``settings`` override the model's
     other inference settings chosen on dev (span models: ``k``, ``lam``, ``retrieval``, ``mutual``,
     ``arc_weight``, ``label_source``; see :class:`~spandep.inference.InferenceOptions`). Raises
-    :class:`~spandep.errors.ModelError` for a missing or unreadable model or an unknown device and ``ValueError``
-    for a bad option.
+    :class:`~spandep.errors.ModelError` for a missing or unreadable model or a CUDA device this machine lacks and
+    ``ValueError`` for a bad option (an unknown device name included).
     """
     from spandep.pipeline.model_io import resolve_model_dir
     from spandep.pipeline.workers import ParserFactory
