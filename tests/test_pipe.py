@@ -15,7 +15,6 @@ from conftest import DEV
 import spandep
 from spandep.api import Pipeline
 from spandep.data.conllu import read_conllu
-from spandep.errors import ModelError
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +82,7 @@ def test_load_options(tiny_models):
     assert torch.get_num_threads() == 1
     with pytest.raises(ValueError, match=re.escape("threads must be a positive int, not 0")):
         spandep.load(tiny_models["biaffine"], threads=0)
-    with pytest.raises(ModelError, match=re.escape("unknown device 'gpu'; use cpu, cuda, cuda:N or auto")):
+    with pytest.raises(ValueError, match=re.escape("device must be cpu, cuda, cuda:N or auto, not 'gpu'")):  # OptionError
         spandep.load(tiny_models["biaffine"], device="gpu")
     with pytest.raises(TypeError, match="device must be a str"):
         spandep.load(tiny_models["biaffine"], device=0)  # type: ignore[arg-type]
