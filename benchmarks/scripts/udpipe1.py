@@ -18,7 +18,8 @@ test file by ``spandep.evaluation.conll18`` (the scorer of ``spandep evaluate``)
   multiword-token lines kept, empty nodes dropped), through UDPipe's tagger and parser.
 
 Speed: the whole pipeline (input string to CoNLL-U string) on one thread, model load excluded, after one warm-up
-run; words and sentences are the gold test file's. One result file per treebank and mode:
+run; words and sentences are the gold test file's; the 1-minute load average after the run is recorded (other
+jobs on the machine slow it). One result file per treebank and mode:
 ``benchmarks/results/peers/udpipe1/<treebank>__<mode>.json`` (schema ``spandep-peer/1``).
 """
 
@@ -29,6 +30,7 @@ import contextlib
 import json
 import os
 import re
+from importlib import metadata
 import sys
 import time
 from collections.abc import Iterator
@@ -68,8 +70,9 @@ _SPACE = re.compile(r"\s+")
 
 
 def version() -> str:
+    """UDPipe's library version, and the ``ufal.udpipe`` package's (its Python bindings) in brackets."""
     v = udpipe.Version.current()
-    return f"{v.major}.{v.minor}.{v.patch}"
+    return f"{v.major}.{v.minor}.{v.patch} (ufal.udpipe {metadata.version('ufal.udpipe')})"
 
 
 def read_sentences(path: Path) -> udpipe.Sentences:
@@ -200,6 +203,7 @@ def measure(treebank: str, mode: str, model: udpipe.Model, runs: Path, data: Pat
     return {
         "conll18": conll18, "words": words, "sentences": sentences, "seconds": round(seconds, 3),
         "words_per_s": round(words / seconds, 1), "sentences_per_s": round(sentences / seconds, 1),
+        "load_average_1min": os.getloadavg()[0],  # other work on the machine slows the timed run
     }
 
 
