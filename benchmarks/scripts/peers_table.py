@@ -37,6 +37,7 @@ HEADER = (
     "|---|---|" + "---|" * len(COLUMNS) + "---|---|\n"
 )
 MODES = {"raw": "raw text", "gold": "gold tok."}
+NAMES = {"udpipe1": "UDPipe 1 (trained here)"}  # display names of systems, by the name in their files
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -89,7 +90,7 @@ def _cell(scores: dict[str, Any], metric: str) -> str:
 
 def _row(r: dict[str, Any]) -> str:
     speed = "–" if r["words_per_s"] is None else f"{r['words_per_s']:,.0f}"
-    cells = [r["system"], MODES.get(r["mode"], r["mode"]), *(_cell(r["scores"], c) for c in COLUMNS), speed]
+    cells = [NAMES.get(r["system"], r["system"]), MODES.get(r["mode"], r["mode"]), *(_cell(r["scores"], c) for c in COLUMNS), speed]
     source = f"[{Path(r['source']).name}]({r['source']})" if r["source"].startswith("http") else f"`{r['source']}`"
     return "| " + " | ".join([*cells, source]) + " |"
 
