@@ -30,12 +30,12 @@ import contextlib
 import json
 import os
 import re
-from importlib import metadata
 import sys
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from difflib import SequenceMatcher
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,7 @@ REQUIRED = (
     "date",
 )
 # UDPipe 1's option strings for its three components (its defaults spelled out, iterations as in the recipe of
-# /work/shared/benchmarks/peers.md); the heldout (dev) split drives early stopping.
+# ../shared/benchmarks/peers.md); the heldout (dev) split drives early stopping.
 SETTINGS = {
     "method": "morphodita_parsito",
     "tokenizer": "dimension=24;epochs=30;early_stopping=1",
