@@ -207,8 +207,9 @@ def measure(treebank: str, mode: str, model: udpipe.Model, runs: Path, data: Pat
     }
 
 
-def run(treebank: str, runs: Path, data: Path, command: str) -> None:
-    """Train (unless done) and measure one treebank, writing its two result files."""
+def run(treebank: str, runs: Path, data: Path, command: str, provenance: dict[str, Any]) -> None:
+    """Train (unless done) and measure one treebank, writing its two result files (``provenance``: the checkout's
+    commit and state when the command started, before it wrote any result file)."""
     model_path = train(treebank, runs, data)
     trained = json.loads((runs / f"{treebank}.train.json").read_text(encoding="utf-8"))
     model = udpipe.Model.load(str(model_path))
@@ -220,7 +221,7 @@ def run(treebank: str, runs: Path, data: Path, command: str) -> None:
             **measure(treebank, mode, model, runs, data),
             "train_minutes": trained["train_minutes"], "model_bytes": model_path.stat().st_size,
             "settings": trained["settings"], "command": command, "machine": machine(),
-            **checkout(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            **provenance, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
         write_result(RESULTS / f"{treebank}__{mode}.json", result, schema=SCHEMA, required=REQUIRED)
         las, words_s = result["conll18"]["LAS"]["f1"], result["words_per_s"]
@@ -234,8 +235,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, default=DATA, help="the treebanks' folder (default: ../shared/data)")
     args = parser.parse_args(argv)
     command = " ".join(["python -m benchmarks.scripts.udpipe1", *sys.argv[1:]])
+    provenance = checkout()
     for treebank in args.treebanks:
-        run(treebank, args.runs.resolve(), args.data.resolve(), command)
+        run(treebank, args.runs.resolve(), args.data.resolve(), command, provenance)
 
 
 if __name__ == "__main__":
