@@ -97,12 +97,15 @@ def checkout() -> dict[str, Any]:
     return {"git_commit": head, "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
 
 
-def write_result(path: Path, result: dict[str, Any]) -> None:
-    """Write a result file atomically, after checking that it has every required field (``None`` allowed)."""
-    missing = [key for key in REQUIRED if key not in result]
+def write_result(
+    path: Path, result: dict[str, Any], schema: str = SCHEMA, required: tuple[str, ...] = REQUIRED
+) -> None:
+    """Write a result file of ``schema`` atomically, after checking that it has every ``required`` field (``None``
+    allowed)."""
+    missing = [key for key in required if key not in result]
     if missing:
         raise ValueError(f"result for {path.name} lacks {', '.join(missing)}")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps({"schema": SCHEMA, **result}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps({"schema": schema, **result}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)

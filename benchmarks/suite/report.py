@@ -163,12 +163,12 @@ def _notes(rows: list[dict[str, Any]]) -> str:
     return "\n" + "\n".join(lines) + "\n" if lines else ""
 
 
-def replace_section(text: str, body: str) -> str:
-    """``text`` with the part between the results markers replaced by ``body``."""
-    start, end = text.find(BEGIN), text.find(END)
-    if start < 0 or end < start:
-        raise SystemExit(f"the document needs a {BEGIN} ... {END} section")
-    return text[: start + len(BEGIN)] + "\n" + body + text[end:]
+def replace_section(text: str, body: str, begin: str = BEGIN, end: str = END) -> str:
+    """``text`` with the part between the markers ``begin`` and ``end`` (the results markers) replaced by ``body``."""
+    start, stop = text.find(begin), text.find(end)
+    if start < 0 or stop < start:
+        raise SystemExit(f"the document needs a {begin} ... {end} section")
+    return text[: start + len(begin)] + "\n" + body + text[stop:]
 
 
 def main() -> None:
