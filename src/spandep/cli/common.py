@@ -14,7 +14,12 @@ from spandep.inference import InferenceOptions
 if TYPE_CHECKING:
     from spandep.models.base import Parser
 
-__all__ = ["check_model_options", "error_message", "handle_errors", "inference_options"]
+__all__ = ["BATCH_TOKENS", "DEVICE", "THREADS", "check_model_options", "error_message", "handle_errors", "inference_options"]
+
+# options shared by the commands that run a model over a dev file (tune, calibrate)
+BATCH_TOKENS = typer.Option(4000, help="Words per batch.")
+THREADS = typer.Option(0, help="Torch CPU threads (0: torch's default).")
+DEVICE = typer.Option("cpu", help="cpu, cuda, cuda:N or auto.")
 
 
 def error_message(exc: SpandepError) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from spandep.cli.benchmark_speed import benchmark_speed
+from spandep.cli.calibrate import calibrate
 from spandep.cli.convert_e5 import convert_e5
 from spandep.cli.evaluate import evaluate
 from spandep.cli.export import export
@@ -19,6 +20,7 @@ app.command()(parse)
 app.command()(evaluate)
 app.command()(tune)
 app.command()(export)
+app.command()(calibrate)
 app.command("benchmark-speed")(benchmark_speed)
 app.command("convert-e5")(convert_e5)
 app.command("train-tokenizer")(train_tokenizer)

@@ -1,0 +1,70 @@
+"""``spandep calibrate MODEL DEV``: measure how well a model's confidences are calibrated on dev, fit the temperature
+of its head probabilities, and (``--write``) save it with the model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from spandep.cli.common import BATCH_TOKENS, DEVICE, THREADS, handle_errors
+
+
+def calibrate(
+    model: Path = typer.Argument(..., help="Model folder."),
+    dev: Path = typer.Argument(..., help="Dev CoNLL-U file with gold trees (never the test split)."),
+    batch_tokens: int = BATCH_TOKENS,
+    threads: int = THREADS,
+    device: str = DEVICE,
+    plot: Optional[Path] = typer.Option(None, "--plot", help="PNG file for the reliability diagram (needs matplotlib)."),
+    write: bool = typer.Option(False, "--write", help="Save the fitted temperature as the model's own (config.json)."),
+) -> None:
+    """Print, as JSON: the expected calibration error (10 bins) of head probabilities at temperature 1 and at the
+    temperature fitted on DEV, of label probabilities (words with the right head) and of their product (LAS)."""
+    with handle_errors():
+        import numpy as np
+        import torch
+
+        from spandep.data.conllu import read_conllu
+        from spandep.errors import InputFormatError
+        from spandep.evaluation.calibration import fit_temperature, plot_reliability, reliability
+        from spandep.inference import InferenceOptions
+        from spandep.models.confidence import Calibration
+        from spandep.pipeline.model_io import load_model, save_calibration
+
+        if not dev.is_file():
+            raise InputFormatError(str(dev), 0, "dev file not found")
+        if threads:
+            torch.set_num_threads(threads)
+        parser = load_model(model, device)
+        gold = list(read_conllu(dev))
+        parses = parser.parse(gold, InferenceOptions(batch_tokens=batch_tokens))
+        kept = [(g, p) for g, p in zip(gold, parses) if p.scores is not None and p.heads]
+        scores = [p.scores for _, p in kept]
+        heads = [np.asarray(p.heads, dtype=np.int64) for _, p in kept]
+        gold_heads = [np.asarray(g.heads, dtype=np.int64) for g, _ in kept]
+        head_right = np.concatenate([h == g for h, g in zip(heads, gold_heads)])  # (N,)
+        label_right = np.concatenate([[a == b for a, b in zip(p.labels, g.deprels)] for g, p in kept]) & head_right  # (N,)
+        label_p = np.concatenate([s.label_probs for s in scores])  # type: ignore[union-attr]  # (N,)
+        temperature = fit_temperature(scores, heads, gold_heads)  # type: ignore[arg-type]
+
+        def head_probs(t: float) -> np.ndarray:
+            return np.concatenate([s.head_probs(h, t) for s, h in zip(scores, heads)])  # type: ignore[union-attr]  # (N,)
+
+        before, after = reliability(head_probs(1.0), head_right), reliability(head_probs(temperature), head_right)
+        report = {
+            "model": str(model), "dev": str(dev), "words": int(head_right.size), "sentences_without_scores": len(gold) - len(kept),
+            "uas": round(100 * float(head_right.mean()), 2), "head_ece_t1": round(100 * before.ece, 2),
+            "head_temperature": temperature, "head_ece_fitted": round(100 * after.ece, 2),
+            "label_ece": round(100 * reliability(label_p[head_right], label_right[head_right]).ece, 2),
+            "las_ece_fitted": round(100 * reliability(head_probs(temperature) * label_p, label_right).ece, 2),
+        }
+        typer.echo(json.dumps(report))
+        if plot is not None:
+            curves = {"head, T = 1": before, f"head, T = {temperature:g}": after}
+            plot_reliability(curves, str(plot), f"{model.name} on {dev.name}")
+        if write:
+            save_calibration(model, Calibration(head_temperature=temperature))
+            typer.echo(f"saved head_temperature = {temperature:g} in {model / 'config.json'}")
