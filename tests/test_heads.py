@@ -21,7 +21,7 @@ from spandep.evaluation.calibration import expected_calibration_error, fit_tempe
 from spandep.models.base import Parse
 from spandep.models.confidence import ArcScores, Calibration
 from spandep.models.heads import IGNORE, HeadInput
-from spandep.models.heads.base import word_shape
+from spandep.models.heads.base import SUFFIX_BUCKETS, word_shape, word_suffixes
 from spandep.models.heads.feats import FeatsTagger
 from spandep.models.heads.lemma import EditScript, Lemmatizer, induce_script
 from spandep.models.heads.upos import UposTagger
@@ -33,7 +33,7 @@ from spandep.training.trainer import Trainer
 
 ALL_HEADS = (
     "\n[heads.upos]\ncasing = 8\n\n[heads.xpos]\nweight = 0.5\n\n[heads.feats]\nhidden = 16\n"
-    "\n[heads.lemma]\ncasing = 8\nhidden = 16\n"
+    "\n[heads.lemma]\ncasing = 8\nsuffix = 8\nhidden = 16\n"
 )
 
 
@@ -81,10 +81,21 @@ def test_word_shapes_and_the_casing_feature() -> None:
     torch.manual_seed(0)
     tagger = UposTagger(4, ["NOUN", "PROPN"], dropout=0.0, casing=3).eval()
     x = torch.randn(1, 2, 4).expand(2, 2, 4)  # (batch, 1 + n, d): the same vector for "apple" and "Apple"
-    inputs = HeadInput.for_parsing(x, torch.ones(2, 2, dtype=torch.bool), [["apple"], ["Apple"]])
+    inputs = HeadInput.of(x, torch.ones(2, 2, dtype=torch.bool), [["apple"], ["Apple"]])
     scores = tagger(inputs)  # (batch, 1 + n, tags)
     assert not torch.allclose(scores[0, 1], scores[1, 1])
-    assert set(tagger.export_config()) == {"tags", "dropout", "weight", "casing", "hidden"}
+    assert set(tagger.export_config()) == {"tags", "dropout", "weight", "casing", "suffix", "hidden"}
+
+
+def test_the_suffix_feature_sees_the_characters() -> None:
+    assert word_suffixes("Dogs") == word_suffixes("dogs") and word_suffixes("dog")[3] == 0
+    assert word_suffixes("walked")[:2] == word_suffixes("talked")[:2] != word_suffixes("walker")[:2]
+    assert all(0 < b < SUFFIX_BUCKETS for b in word_suffixes("walked"))
+    torch.manual_seed(0)
+    tagger = UposTagger(4, ["VERB", "NOUN"], dropout=0.0, suffix=3).eval()
+    x = torch.randn(1, 2, 4).expand(2, 2, 4)  # (batch, 1 + n, d): the same vector for both words
+    scores = tagger(HeadInput.of(x, torch.ones(2, 2, dtype=torch.bool), [["running"], ["runner"]]))  # (batch, 1 + n, tags)
+    assert not torch.allclose(scores[0, 1], scores[1, 1])
 
 
 def test_old_upos_configs_still_build_the_same_layers() -> None:

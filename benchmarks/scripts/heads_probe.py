@@ -24,7 +24,6 @@ from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.encoders.transformer import TransformerEncoder
 from spandep.models.heads import HEADS, IGNORE, HeadInput, OutputHead
-from spandep.models.heads.base import word_shapes
 from spandep.models.heads.feats import NO_FEATURES
 
 EWT = Path("/work/shared/data/en_ewt")
@@ -86,16 +85,14 @@ def batches(n: int, size: int, shuffle: bool) -> list[list[int]]:
     return [order[i : i + size] for i in range(0, n, size)]
 
 
-def padded(vectors: list[torch.Tensor], sentences: Sequence[Sentence], ids: list[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def padded(vectors: list[torch.Tensor], sentences: Sequence[Sentence], ids: list[int]) -> HeadInput:
     width = max(len(sentences[i]) for i in ids) + 1
     x = torch.zeros(len(ids), width, vectors[0].size(-1))  # (batch, 1 + n, d)
     mask = torch.zeros(len(ids), width, dtype=torch.bool)  # (batch, 1 + n)
-    shapes = torch.zeros(len(ids), width, dtype=torch.long)  # (batch, 1 + n)
     for b, i in enumerate(ids):
         m = len(sentences[i]) + 1
         x[b, :m], mask[b, :m] = vectors[i].float(), True
-        shapes[b, :m] = torch.from_numpy(word_shapes(sentences[i].forms))
-    return x, mask, shapes
+    return HeadInput.of(x, mask, [sentences[i].forms for i in ids])
 
 
 def run(variant: str, settings: dict[str, Any], data: dict[str, Any], epochs: int, seed: int) -> dict[str, Any]:
@@ -116,11 +113,11 @@ def run(variant: str, settings: dict[str, Any], data: dict[str, Any], epochs: in
     for _ in range(epochs):
         head.train()
         for ids in batches(len(train), 64, True):
-            x, mask, shapes = padded(data["train_x"], train, ids)
-            g = torch.full((*mask.shape, *gold[ids[0]].shape[1:]), IGNORE, dtype=torch.long)  # (batch, 1 + n[, features])
+            inputs = padded(data["train_x"], train, ids)
+            g = torch.full((*inputs.word_mask.shape, *gold[ids[0]].shape[1:]), IGNORE, dtype=torch.long)  # (batch, 1 + n[, features])
             for b, i in enumerate(ids):
                 g[b, 1 : len(train[i]) + 1] = gold[i]
-            loss = head.loss(x, g) if variant == "feats-split" else head.loss(HeadInput(x, mask, shapes, []), g)
+            loss = head.loss(inputs.vectors, g) if variant == "feats-split" else head.loss(inputs, g)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -128,11 +125,8 @@ def run(variant: str, settings: dict[str, Any], data: dict[str, Any], epochs: in
     right = total = 0
     with torch.inference_mode():
         for ids in batches(len(dev), 256, False):
-            x, mask, shapes = padded(data["dev_x"], dev, ids)
-            if variant == "feats-split":
-                pred = head.predict(x, [len(dev[i]) for i in ids])
-            else:
-                pred = head.predict(HeadInput(x, mask, shapes, [dev[i].forms for i in ids]))
+            inputs = padded(data["dev_x"], dev, ids)
+            pred = head.predict(inputs.vectors, [len(dev[i]) for i in ids]) if variant == "feats-split" else head.predict(inputs)
             for i, values in zip(ids, pred):
                 for w, v in zip(dev[i].words, values):
                     right += v == getattr(w, column)
@@ -148,7 +142,7 @@ def main() -> None:
     parser.add_argument("--train-sentences", type=int, default=0, help="first N training sentences (0: all)")
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--only", nargs="*", help="variants to run (default: all)")
+    parser.add_argument("--only", nargs="*", help="numbers of the variants to run (0-based, default: all)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     train = list(read_conllu(EWT / "en_ewt-ud-train.conllu"))
@@ -169,9 +163,12 @@ def main() -> None:
         ("feats", {"casing": 0}), ("feats", {"casing": 16}), ("feats-split", {}),
         ("lemma", {"casing": 0}), ("lemma", {"casing": 16}),
         ("upos", {"casing": 16, "hidden": 256}), ("lemma", {"casing": 16, "hidden": 256}),
+        ("upos", {"casing": 16, "suffix": 32}), ("xpos", {"casing": 16, "suffix": 32}),
+        ("feats", {"casing": 16, "suffix": 32}), ("lemma", {"casing": 16, "suffix": 32}),
+        ("lemma", {"casing": 16, "suffix": 32, "hidden": 256}),
     ]
-    for variant, settings in variants:
-        if args.only and variant not in args.only:
+    for number, (variant, settings) in enumerate(variants):
+        if args.only and str(number) not in args.only:
             continue
         print(json.dumps(run(variant, settings, data, args.epochs, args.seed)), flush=True)
 

@@ -9,15 +9,13 @@ from typing import Optional
 
 import typer
 
-from spandep.cli.common import BATCH_TOKENS, DEVICE, THREADS, handle_errors
+from spandep.cli.common import THREADS, handle_errors
 
 
 def calibrate(
     model: Path = typer.Argument(..., help="Model folder."),
     dev: Path = typer.Argument(..., help="Dev CoNLL-U file with gold trees (never the test split)."),
-    batch_tokens: int = BATCH_TOKENS,
     threads: int = THREADS,
-    device: str = DEVICE,
     plot: Optional[Path] = typer.Option(None, "--plot", help="PNG file for the reliability diagram (needs matplotlib)."),
     write: bool = typer.Option(False, "--write", help="Save the fitted temperature as the model's own (config.json)."),
 ) -> None:
@@ -38,9 +36,9 @@ def calibrate(
             raise InputFormatError(str(dev), 0, "dev file not found")
         if threads:
             torch.set_num_threads(threads)
-        parser = load_model(model, device)
+        parser = load_model(model)
         gold = list(read_conllu(dev))
-        parses = parser.parse(gold, InferenceOptions(batch_tokens=batch_tokens))
+        parses = parser.parse(gold, InferenceOptions())
         kept = [(g, p) for g, p in zip(gold, parses) if p.scores is not None and p.heads]
         scores = [p.scores for _, p in kept]
         heads = [np.asarray(p.heads, dtype=np.int64) for _, p in kept]

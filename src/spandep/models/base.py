@@ -32,7 +32,6 @@ from spandep.encoders.base import WordEncoder, sentence_features
 from spandep.inference import InferenceOptions, InferenceStats
 from spandep.models.confidence import ArcScores, Calibration
 from spandep.models.heads import HEADS, IGNORE, HeadInput
-from spandep.models.heads.base import word_shapes
 
 __all__ = ["Parse", "Parser"]
 
@@ -150,22 +149,22 @@ class Parser(nn.Module):
         sentences' forms."""
         if not self.heads:
             return [{} for _ in forms]
-        inputs = HeadInput.for_parsing(x, word_mask, forms)
+        inputs = HeadInput.of(x, word_mask, forms)
         per_head = {name: head.predict(inputs) for name, head in self.heads.items()}
         return [{name: values[b] for name, values in per_head.items()} for b in range(x.size(0))]
 
     def heads_loss(self, x: torch.Tensor, batch: dict[str, Any]) -> torch.Tensor | float:
         """The output heads' losses on word vectors ``(batch, 1 + n, d)``, each times its ``weight`` (0 without
         heads)."""
-        inputs = HeadInput(x, batch["word_mask"], batch["word_shapes"], [])
+        inputs = HeadInput.of(x, batch["word_mask"], batch["forms"])
         return sum((head.weight * head.loss(inputs, batch[f"gold_{name}"]) for name, head in self.heads.items()), 0.0)
 
     # ------------------------------------------------------------------ training
     def training_features(self, sentence: Sentence) -> dict[str, Any]:
         """One training sentence's features, computed once: the encoder's, gold heads and label ids, and each output
-        head's gold ids and the words' casing classes (position 0, ROOT, is padding)."""
+        head's gold ids (position 0, ROOT, is padding), and the forms (for the heads' word features)."""
         f = sentence_features(self.encoder, sentence.forms, sentence.upos)
-        f["word_shapes"] = word_shapes(sentence.forms)
+        f["forms"] = sentence.forms
         f["heads"] = np.asarray([0] + [int(h or 0) for h in sentence.heads], dtype=np.int64)  # trees checked on reading
         f["rels"] = np.asarray([0] + [self.label_index[r] for r in sentence.deprels], dtype=np.int64)
         for name, head in self.heads.items():
@@ -176,12 +175,12 @@ class Parser(nn.Module):
         """A padded training batch on ``device`` from :meth:`training_features` outputs."""
         batch: dict[str, Any] = dict(self.encoder.collate(list(features)))
         width = batch["word_mask"].size(1)
-        for key in ("heads", "rels", "word_shapes", *(f"gold_{name}" for name in self.heads)):
-            t = torch.full((len(features), width), IGNORE if key.startswith("gold_") else 0, dtype=torch.long)  # (batch, 1 + n)
+        for key in ("heads", "rels", *(f"gold_{name}" for name in self.heads)):
+            t = torch.full((len(features), width), 0 if key in ("heads", "rels") else IGNORE, dtype=torch.long)  # (batch, 1 + n)
             for b, f in enumerate(features):
                 t[b, : len(f[key])] = torch.from_numpy(f[key])
             batch[key] = t
-        return {key: v.to(device) for key, v in batch.items()}
+        return {key: v.to(device) for key, v in batch.items()} | {"forms": [f["forms"] for f in features]}
 
     def loss(self, batch: dict[str, Any]) -> torch.Tensor:
         """The training loss of one :meth:`training_batch` (output heads' losses included)."""

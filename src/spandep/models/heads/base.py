@@ -1,10 +1,13 @@
 """The interface of an output head (a per-word predictor over the parser's word vectors) and the classifier every
-head so far is: a class per word from a vocabulary of strings, with an optional casing feature.
+head so far is: a class per word from a vocabulary of strings, with optional casing and suffix features.
 
 The casing feature exists because the shipped encoder (all-MiniLM-L6-v2) is uncased: its vectors for ``Apple`` and
 ``apple`` are the same, so a head that must tell NNP from NN or keep a lemma's capital needs the form's casing from
-elsewhere. :func:`word_shapes` gives each word one of ``N_SHAPES`` casing classes; a head with ``casing = D``
-embeds it in ``D`` dimensions beside the word vector (docs/design.md, "Output heads", has the measurement).
+elsewhere. :func:`word_shape` gives each word one of ``N_SHAPES`` casing classes; a head with ``casing = D``
+embeds it in ``D`` dimensions beside the word vector. The suffix feature gives the characters a word piece hides
+(``running`` is one piece; its lemma script cuts ``ning``): the lower-cased form's last 1 to ``SUFFIX_CHARS``
+characters, each hashed into ``SUFFIX_BUCKETS`` buckets, their embeddings summed (``suffix = D`` dimensions).
+docs/design.md, "Output heads", has the measurements.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+import zlib
 
 import numpy as np
 import torch
@@ -25,6 +30,8 @@ from spandep.models.layers import MLP
 IGNORE = -100  # gold id of words whose value is unknown ("_") or outside the head's classes: ignored by the loss
 SHAPES = ("<pad>", "lower", "Title", "UPPER", "miXed", "uncased")  # casing classes; 0 pads ROOT and padding
 N_SHAPES = len(SHAPES)
+SUFFIX_CHARS = 4
+SUFFIX_BUCKETS = 4096  # bucket 0 pads
 
 
 def word_shape(form: str) -> int:
@@ -40,29 +47,34 @@ def word_shape(form: str) -> int:
     return 3 if all(c.isupper() for c in cased) else 4
 
 
-def word_shapes(forms: Sequence[str]) -> np.ndarray:
-    """``(1 + n,)`` casing classes of a sentence's words, 0 at ROOT."""
-    return np.asarray([0] + [word_shape(f) for f in forms], dtype=np.int64)
+def word_suffixes(form: str) -> list[int]:
+    """Hash buckets ``1..SUFFIX_BUCKETS - 1`` of the lower-cased form's last 1..``SUFFIX_CHARS`` characters (0 where
+    the form is shorter); a stable hash, the same in every process."""
+    low = form.lower()
+    return [1 + zlib.crc32(f"{k}:{low[-k:]}".encode()) % (SUFFIX_BUCKETS - 1) if k <= len(low) else 0 for k in range(1, SUFFIX_CHARS + 1)]
 
 
 @dataclass(frozen=True)
 class HeadInput:
-    """What a head reads for a batch: the word vectors, which positions are words (ROOT included), the words'
-    casing classes, and the forms of words ``1..n`` of each sentence (empty lists in training, where gold ids are
-    precomputed)."""
+    """What a head reads for a batch: the word vectors, which positions are words (ROOT included), the forms of
+    words ``1..n`` of each sentence and, from them, the words' casing classes and suffix buckets (0 at ROOT and
+    padding)."""
 
     vectors: torch.Tensor  # (batch, 1 + n, d)
     word_mask: torch.Tensor  # (batch, 1 + n)
-    shapes: torch.Tensor  # (batch, 1 + n)
     forms: Sequence[Sequence[str]]
+    shapes: torch.Tensor  # (batch, 1 + n)
+    suffixes: torch.Tensor  # (batch, 1 + n, SUFFIX_CHARS)
 
     @classmethod
-    def for_parsing(cls, vectors: torch.Tensor, word_mask: torch.Tensor, forms: Sequence[Sequence[str]]) -> HeadInput:
-        """The input of a parse batch: casing classes computed from the forms."""
+    def of(cls, vectors: torch.Tensor, word_mask: torch.Tensor, forms: Sequence[Sequence[str]]) -> HeadInput:
+        """The input of a batch of sentences with these forms."""
         shapes = torch.zeros(word_mask.shape, dtype=torch.long)  # (batch, 1 + n)
+        suffixes = torch.zeros(*word_mask.shape, SUFFIX_CHARS, dtype=torch.long)  # (batch, 1 + n, SUFFIX_CHARS)
         for b, words in enumerate(forms):
-            shapes[b, : len(words) + 1] = torch.from_numpy(word_shapes(words))
-        return cls(vectors, word_mask, shapes.to(vectors.device), forms)
+            shapes[b, 1 : len(words) + 1] = torch.tensor([word_shape(f) for f in words], dtype=torch.long)  # (n,)
+            suffixes[b, 1 : len(words) + 1] = torch.tensor([word_suffixes(f) for f in words], dtype=torch.long).view(-1, SUFFIX_CHARS)  # (n, SUFFIX_CHARS)
+        return cls(vectors, word_mask, forms, shapes.to(vectors.device), suffixes.to(vectors.device))
 
 
 class OutputHead(nn.Module):
@@ -103,24 +115,29 @@ class OutputHead(nn.Module):
 
 
 class ClassifierHead(OutputHead):
-    """One class per word from ``tags`` (strings taken from the training data): dropout, the casing embedding
-    (``casing`` dimensions, 0 = none) beside the word vector, an optional hidden layer (``hidden`` units, 0 = none)
-    and a linear layer; cross-entropy against the gold class.
+    """One class per word from ``tags`` (strings taken from the training data): dropout, the casing and suffix
+    embeddings (``casing`` and ``suffix`` dimensions, 0 = none) beside the word vector, an optional hidden layer
+    (``hidden`` units, 0 = none) and a linear layer; cross-entropy against the gold class.
 
     Subclasses say which string is a word's class (:meth:`gold_class`, ``"_"`` = unknown) and how a class becomes the
     column's value for a form (:meth:`value`); both default to the column itself."""
 
-    config_defaults = {"dropout": 0.33, "weight": 1.0, "casing": 0, "hidden": 0}
+    config_defaults = {"dropout": 0.33, "weight": 1.0, "casing": 0, "suffix": 0, "hidden": 0}
 
-    def __init__(self, n_in: int, tags: Sequence[str], dropout: float = 0.33, weight: float = 1.0, casing: int = 0, hidden: int = 0) -> None:
+    def __init__(
+        self, n_in: int, tags: Sequence[str], dropout: float = 0.33, weight: float = 1.0, casing: int = 0, suffix: int = 0, hidden: int = 0
+    ) -> None:
         super().__init__()
         self.tags = list(tags)
         self.index = {t: i for i, t in enumerate(self.tags)}
         self.weight = weight
-        self.hparams: dict[str, Any] = {"tags": self.tags, "dropout": dropout, "weight": weight, "casing": casing, "hidden": hidden}
+        self.hparams: dict[str, Any] = {
+            "tags": self.tags, "dropout": dropout, "weight": weight, "casing": casing, "suffix": suffix, "hidden": hidden,
+        }
         self.dropout = nn.Dropout(dropout)
         self.shape_embed = nn.Embedding(N_SHAPES, casing) if casing else None
-        width = n_in + casing
+        self.suffix_embed = nn.EmbeddingBag(SUFFIX_BUCKETS, suffix, mode="sum", padding_idx=0) if suffix else None
+        width = n_in + casing + suffix
         self.hidden = MLP(width, hidden, dropout) if hidden else None
         self.out = nn.Linear(hidden or width, len(self.tags))
 
@@ -148,10 +165,13 @@ class ClassifierHead(OutputHead):
         return [self.index.get(self.gold_class(w.form, getattr(w, self.column)), IGNORE) for w in sentence.words]
 
     def forward(self, inputs: HeadInput) -> torch.Tensor:
-        x = inputs.vectors  # (batch, 1 + n, d)
+        parts = [inputs.vectors]  # (batch, 1 + n, d)
         if self.shape_embed is not None:
-            x = torch.cat([x, self.shape_embed(inputs.shapes)], -1)  # (batch, 1 + n, d + casing)
-        x = self.dropout(x)  # (batch, 1 + n, d + casing)
+            parts.append(self.shape_embed(inputs.shapes))  # (batch, 1 + n, casing)
+        if self.suffix_embed is not None:
+            flat = self.suffix_embed(inputs.suffixes.flatten(0, 1))  # (batch · (1 + n), suffix)
+            parts.append(flat.view(*inputs.suffixes.shape[:2], -1))  # (batch, 1 + n, suffix)
+        x = self.dropout(torch.cat(parts, -1) if len(parts) > 1 else parts[0])  # (batch, 1 + n, d + casing + suffix)
         if self.hidden is not None:
             x = self.hidden(x)  # (batch, 1 + n, hidden)
         return self.out(x)  # (batch, 1 + n, tags)
