@@ -12,7 +12,8 @@ from spandep.data.conllu import (
     check_trees,
     format_sentence,
     read_conllu,
-    read_text,
+    read_input,
+    read_raw_text,
     read_tokens,
     write_conllu,
 )
@@ -314,16 +315,24 @@ def test_read_tokens(tmp_path):
     assert exc.value.line == 2
 
 
-def test_read_text(tmp_path):
-    text = "Dr. Smith didn't come. He stayed\nhome, sadly!\n\n\nA new paragraph starts here.\n"
-    sents = list(read_text(write(tmp_path, text, "raw.txt")))
-    assert [s.line for s in sents] == [1, 1, 5]
-    assert sents[1].forms == ["He", "stayed", "home", ",", "sadly", "!"]
-    assert sents[1].comments == ["# text = He stayed home, sadly!"]
-    assert [w.misc for w in sents[1].words] == ["_", "_", "SpaceAfter=No", "_", "SpaceAfter=No", "_"]
-    assert "did" in sents[0].forms and "n't" in sents[0].forms
-    assert sents[2].forms[-1] == "." and sents[2].words[-1].misc == "_"
-    for s in sents:  # the text comment is the tokens joined as in the text
-        rebuilt = "".join(w.form + ("" if w.misc == "SpaceAfter=No" else " ") for w in s.words).strip()
-        assert s.comments == [f"# text = {rebuilt}"]
-        assert [w.id for w in s.words] == list(range(1, len(s) + 1))
+def test_read_text(tmp_path, monkeypatch):
+    text = "\ufeffDr. Smith's e-mail\r\nwas x_y@b.org. He\tstayed.\n\n\nA new-paragraph starts here.\n"
+    path = write(tmp_path, text, "raw.txt")
+    assert read_raw_text(path) == text[1:]  # the BOM goes, line ends stay: offsets are into this text
+    sents = list(read_input(path, "text"))  # the rule fallback
+    assert [s.line for s in sents] == [1, 2, 5]
+    assert sents[0].forms == ["Dr.", "Smith's", "e-mail", "was", "x_y@b.org", "."]
+    assert sents[0].comments == ["# newpar", "# text = Dr. Smith's e-mail  was x_y@b.org."]  # CR and LF as spaces
+    assert sents[2].forms == ["A", "new-paragraph", "starts", "here", "."]
+    for s in sents:
+        for w in s.words:  # TokenRange points at the token in the text
+            start, end = (int(x) for x in w.misc.split("TokenRange=")[1].split(":"))
+            assert text[1:][start:end] == w.form
+    monkeypatch.setattr("spandep.tokenization.text.BLOCK_CHARS", 10)  # one paragraph a block: the same sentences
+    assert [s.words for s in read_input(path, "text")] == [s.words for s in sents]
+    with pytest.raises(InputFormatError) as exc:
+        read_raw_text(write(tmp_path, b"ok\nbad \xff byte\n", "b.txt"))
+    assert exc.value.line == 2
+    with pytest.raises(InputFormatError, match="U\\+001B") as exc:
+        list(read_input(write(tmp_path, "ok\n\nesc \x1b[0m\n", "c.txt"), "text"))
+    assert exc.value.line == 3

@@ -15,6 +15,7 @@ from spacy.tokens import Doc
 
 import spandep
 from spandep.data.sentence import Sentence
+from spandep.tokenization import RuleTokenizer
 from spandep.integrations.spacy_component import (
     SPACE_LABEL,
     SpandepComponent,
@@ -49,7 +50,7 @@ def test_entry_point_registers_the_factory_without_importing_spandep(model_dir):
     assert result.stdout.split("\n")[-2] == "['spandep'] 2 2"
 
 
-def test_trees_match_the_api_and_sentences_come_from_syntok(model_dir):
+def test_trees_match_the_api_and_sentences_come_from_the_tokenizer(model_dir):
     nlp = spacy.blank("en")
     nlp.add_pipe("spandep", config={"model": model_dir})
     doc = nlp("The dog barked loudly. It ran away, fast!")
@@ -87,15 +88,18 @@ def test_whitespace_tokens_hang_from_the_word_before(model_dir):
 
 def test_sentence_ranges():
     vocab = spacy.blank("en").vocab
-    straddling = Doc(vocab, words=["I", "came.Then", "left", "."])  # syntok's boundary falls inside token 1
-    assert sentence_ranges(straddling) == [(0, 2), (2, 4)]
+    rules = RuleTokenizer()
+    straddling = Doc(vocab, words=["I", "came", ". Then", "left", "."], spaces=[True, False, True, False, False])
+    assert sentence_ranges(straddling, rules) == [(0, 3), (3, 5)]  # "Then" starts inside token 2: the next one starts
     given = Doc(vocab, words=["I", "came", ".", "Then", "left", "."], sent_starts=[True] + [False] * 5)
-    assert sentence_ranges(given) == [(0, 6)]  # boundaries set on the Doc win over syntok's
-    assert sentence_ranges(Doc(vocab, words=[])) == []
+    assert sentence_ranges(given, rules) == [(0, 6)]  # boundaries set on the Doc win over the tokenizer's
+    assert sentence_ranges(Doc(vocab, words=[]), rules) == []
 
 
 class TaggingParser:
     """A stand-in parser: every word hangs from the first, with UPOS NOUN (tests POS output without a tagger)."""
+
+    tokenizer = RuleTokenizer()
 
     def parse_sentences(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
         for s in sentences:

@@ -1,7 +1,8 @@
 """The Python API: ``nlp = spandep.load(); doc = nlp("Some text.")``.
 
-A :class:`Pipeline` is a loaded model plus its inference options. It parses raw text (split into sentences and
-tokens by syntok), pre-tokenised sentences, files in any input format of ``spandep parse``, and streams of any
+A :class:`Pipeline` is a loaded model, its tokenizer and its inference options. It parses raw text (split into
+sentences, tokens and the words of multiword tokens by the model's trained tokenizer, or by the lossless rule
+fallback for a model without one), pre-tokenised sentences, files in any input format of ``spandep parse``, and streams of any
 of these, always in input order and batched by a token budget. Results are :class:`Doc` objects: lists of
 :class:`~spandep.data.sentence.Sentence` whose words carry ``form``, ``head`` (1-based, 0 = root), ``deprel``
 and ``upos`` (``"_"`` where unknown). Bad input raises a ``ValueError`` (a ``TypeError`` for an argument of the
@@ -15,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from spandep.data.conllu import check_form, format_sentence, read_input, split_text
+from spandep.data.conllu import check_form, check_text, format_sentence, read_input
 from spandep.data.sentence import Sentence
 from spandep.data.writers import render_html, render_svg, sentence_record
 from spandep.errors import InputFormatError
@@ -23,6 +24,7 @@ from spandep.inference import InferenceOptions
 
 if TYPE_CHECKING:
     from spandep.models.base import Parser
+    from spandep.tokenization.text import Tokenizer
 
 __all__ = ["Doc", "Item", "Pipeline", "load"]
 
@@ -82,22 +84,16 @@ def _token_sentence(tokens: object, where: str) -> Sentence:
     return Sentence.from_tokens(list(tokens))
 
 
-def _item_sentences(item: object, index: int) -> list[Sentence]:
-    """The sentences of one stream item: a text is split, a token list is one sentence, a Sentence is itself."""
-    if isinstance(item, Sentence):
-        return [item]
-    if isinstance(item, str):
-        return list(split_text(item, f"<item {index}>"))
-    return [_token_sentence(item, f"item {index}")]
-
-
 class Pipeline:
-    """A loaded parser and its inference options; made by :func:`load`. ``ValueError`` for options the model's type
-    does not have (``k`` for a Biaffine model)."""
+    """A loaded parser, the tokenizer for its raw text (``None``: the rule fallback) and its inference options; made
+    by :func:`load`. ``ValueError`` for options the model's type does not have (``k`` for a Biaffine model)."""
 
-    def __init__(self, model: Parser, options: InferenceOptions | None = None) -> None:
+    def __init__(self, model: Parser, options: InferenceOptions | None = None, tokenizer: Tokenizer | None = None) -> None:
+        from spandep.tokenization import RuleTokenizer
+
         self.model = model
         self.options = options or InferenceOptions()
+        self.tokenizer = tokenizer or RuleTokenizer()
         model.settings(self.options)
 
     def __repr__(self) -> str:
@@ -105,10 +101,11 @@ class Pipeline:
         return f"Pipeline({self.model.name} model, {settings}, batch_tokens={self.options.batch_tokens})"
 
     def __call__(self, text: str) -> Doc:
-        """Split raw ``text`` into sentences and tokens (syntok) and parse them."""
+        """Split raw ``text`` into sentences, tokens and words with :attr:`tokenizer` and parse them. Each token's
+        ``TokenRange=start:end`` (MISC) is its character span in ``text``; ``# text`` is each sentence's span."""
         if not isinstance(text, str):
             raise TypeError(f"expected a str of raw text, got {type(text).__name__}; use parse_tokens for token lists")
-        return Doc(self.parse_sentences(split_text(text)))
+        return Doc(self.parse_sentences(self._text_sentences(text, "<text>")))
 
     def parse_tokens(self, sentences: Iterable[Sequence[str]]) -> Doc:
         """Parse pre-tokenised sentences, each a list of token strings: ``[["I", "saw", "her"]]``."""
@@ -123,7 +120,7 @@ class Pipeline:
         """Parse a file in one of ``spandep parse``'s input formats: ``conllu``, ``conllx``, ``tokens`` (one
         sentence per line, tokens separated by spaces) or ``text`` (raw text). CoNLL-U columns are kept.
         The whole file is held in memory: for large files use ``parse_sentences(read_input(path, fmt))``."""
-        return Doc(self.parse_sentences(read_input(path, input_format)))
+        return Doc(self.parse_sentences(read_input(path, input_format, self.tokenizer)))
 
     def stream(self, items: Iterable[Item]) -> Iterator[Doc]:
         """Parse a (possibly endless) stream lazily, yielding one :class:`Doc` per item, in input order.
@@ -140,7 +137,7 @@ class Pipeline:
 
         def sentences() -> Iterator[Sentence]:
             for index, item in enumerate(items):
-                parts = _item_sentences(item, index)
+                parts = self._item_sentences(item, index)
                 counts.append(len(parts))
                 yield from parts
 
@@ -157,6 +154,21 @@ class Pipeline:
         for _ in counts:  # blank texts at the end
             yield Doc([])
 
+    def _text_sentences(self, text: str, source: str) -> Iterator[Sentence]:
+        try:
+            check_text(text, source)
+        except InputFormatError as exc:
+            raise ValueError(f"{source}, line {exc.line}: {exc.reason}") from None
+        return self.tokenizer.iter_sentences(text, source)
+
+    def _item_sentences(self, item: object, index: int) -> list[Sentence]:
+        """The sentences of one stream item: a text is tokenized, a token list is one sentence, a Sentence itself."""
+        if isinstance(item, Sentence):
+            return [item]
+        if isinstance(item, str):
+            return list(self._text_sentences(item, f"<item {index}>"))
+        return [_token_sentence(item, f"item {index}")]
+
     def parse_sentences(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
         """Parse :class:`Sentence` objects lazily, in order: each comes back with HEAD and DEPREL set and every
         other column kept (e.g. from ``spandep.data.conllu.read_input``)."""
@@ -166,7 +178,8 @@ class Pipeline:
 
 
 def load(path: str | Path | None = None, *, decoder: str | None = None, batch_tokens: int = 4000, **settings: Any) -> Pipeline:
-    """Load a model folder (``None``: ``$SPANDEP_MODEL``, else the model shipped with spandep) as a :class:`Pipeline`.
+    """Load a model folder (``None``: ``$SPANDEP_MODEL``, else the model shipped with spandep) as a :class:`Pipeline`,
+    with the folder's trained tokenizer (its ``tokenizer/``) for raw text, else the rule fallback.
 
     ``decoder``: ``"mst"`` (non-projective) or ``"projective"``; ``None`` keeps the model's choice from dev.
     ``batch_tokens``: words per batch (lower it if memory runs out). ``settings`` override the model's other
@@ -175,6 +188,8 @@ def load(path: str | Path | None = None, *, decoder: str | None = None, batch_to
     :class:`~spandep.errors.ModelError` for a missing or unreadable model and ``ValueError`` for a bad option.
     """
     from spandep.pipeline.model_io import load_model, resolve_model_dir
+    from spandep.tokenization import tokenizer_for
 
     options = InferenceOptions.from_dict({"decoder": decoder, "batch_tokens": batch_tokens, **settings})
-    return Pipeline(load_model(resolve_model_dir(path)), options)
+    folder = resolve_model_dir(path)
+    return Pipeline(load_model(folder), options, tokenizer_for(folder))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -13,8 +14,12 @@ from spandep.inference import InferenceOptions
 
 if TYPE_CHECKING:
     from spandep.models.base import Parser
+    from spandep.tokenization.text import Tokenizer
 
-__all__ = ["BATCH_TOKENS", "DEVICE", "THREADS", "check_model_options", "error_message", "handle_errors", "inference_options"]
+__all__ = [
+    "BATCH_TOKENS", "DEVICE", "THREADS", "check_model_options", "error_message", "handle_errors", "inference_options",
+    "text_tokenizer",
+]
 
 # options shared by the commands that run a model over a dev file (tune, calibrate)
 BATCH_TOKENS = typer.Option(4000, help="Words per batch.")
@@ -60,3 +65,18 @@ def check_model_options(model: Parser, options: InferenceOptions) -> None:
         model.settings(options)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
+
+
+def text_tokenizer(choice: str, model: Path | None) -> Tokenizer:
+    """The tokenizer ``--tokenizer`` names: ``model`` (the model folder's trained one, else the rules), ``rules``, or
+    the path of a tokenizer folder (``spandep train-tokenizer`` output, or a model folder that holds one)."""
+    from spandep.pipeline.model_io import resolve_model_dir
+    from spandep.tokenization import RuleTokenizer, load_tokenizer, tokenizer_for
+
+    if choice == "model":
+        return tokenizer_for(resolve_model_dir(model))
+    if choice == "rules":
+        return RuleTokenizer()
+    if not Path(choice).is_dir():
+        raise typer.BadParameter(f"use model, rules or a tokenizer folder; {choice!r} is not a folder", param_hint="--tokenizer")
+    return load_tokenizer(choice)

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 from tqdm import tqdm
 
-from spandep.cli.common import check_model_options, handle_errors, inference_options
+from spandep.cli.common import check_model_options, handle_errors, inference_options, text_tokenizer
 from spandep.data.conllu import INPUT_FORMATS, read_input
 from spandep.data.writers import OUTPUT_FORMATS, write_sentences
 
@@ -21,7 +21,10 @@ def parse(
     input: Path = typer.Argument(..., help="Input file."),
     output: str = typer.Option("-", "--output", "-o", help="Output file ('-' for stdout)."),
     model: Optional[Path] = typer.Option(None, "--model", "-m", help="Model folder (default: $SPANDEP_MODEL, else the shipped model)."),
-    input_format: str = typer.Option("conllu", "--input-format", "-f", help="conllu | conllx | tokens | text"),
+    input_format: str = typer.Option("conllu", "--input-format", "-f", help="conllu | conllx | tokens | text (raw text)"),
+    tokenizer: str = typer.Option(
+        "model", help="Raw text: 'model' (the model folder's trained tokenizer, else the rules), 'rules', or a tokenizer folder.",
+    ),
     output_format: str = typer.Option(
         "conllu", "--output-format",
         help="conllu | jsonl (one JSON object per sentence) | svg (one picture of all trees) | html (one page).",
@@ -61,7 +64,7 @@ def parse(
         factory = ParserFactory(str(model) if model else None, options, threads or (1 if workers > 1 else 0), device, int8)
         parser = factory.load()  # here too with --workers: a bad model or option fails before any worker starts
         check_model_options(parser, options)
-        sentences = read_input(input, input_format)
+        sentences = read_input(input, input_format, text_tokenizer(tokenizer, model) if input_format == "text" else None)
         stats = InferenceStats()
         if workers > 1:
             del parser

@@ -17,10 +17,13 @@ import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, TYPE_CHECKING, BinaryIO
 
 from spandep.data.sentence import Sentence, Token
 from spandep.errors import InputFormatError, OutputError
+
+if TYPE_CHECKING:
+    from spandep.tokenization.text import Tokenizer
 
 __all__ = [
     "read_conllu",
@@ -28,8 +31,8 @@ __all__ = [
     "format_sentence",
     "write_conllu",
     "read_tokens",
-    "read_text",
-    "split_text",
+    "read_raw_text",
+    "check_text",
     "read_input",
     "check_form",
     "write_blocks",
@@ -232,60 +235,54 @@ def read_tokens(path: str | Path) -> Iterator[Sentence]:
         yield Sentence.from_tokens(forms, source=source, line=lineno)
 
 
-def read_text(path: str | Path) -> Iterator[Sentence]:
-    """Raw text: split into sentences and tokens by :func:`split_text`, one paragraph (lines up to a blank line)
-    at a time, so memory stays bounded. ``Sentence.line`` is the line of the sentence's first token."""
+# Control characters that are not whitespace: a CoNLL-U FORM cannot hold them, so raw text with one is refused.
+_TEXT_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f]")
+
+
+def read_raw_text(path: str | Path) -> str:
+    """The whole of ``path`` decoded as UTF-8 (a BOM at the start dropped, line ends kept as they are), for a
+    tokenizer. Raises :class:`InputFormatError` at the line of bytes that are not UTF-8 or of a control character
+    that is not whitespace (such as U+0000 or U+001B: no CoNLL-U FORM can hold it)."""
     source = str(path)
-    para: list[str] = []
-    para_start = 0
-    for lineno, line in _decoded_lines(path):
-        if not line or line.isspace():
-            if para:
-                yield from split_text("\n".join(para), source, para_start)
-                para = []
-            continue
-        if not para:
-            para_start = lineno
-        para.append(line)
-    if para:
-        yield from split_text("\n".join(para), source, para_start)
+    with _open_input(path) as fh:
+        data = fh.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputFormatError(source, line, f"not valid UTF-8: byte 0x{data[exc.start]:02x}") from None
+    if text.startswith(_BOM):
+        text = text[1:]
+    check_text(text, source)
+    return text
 
 
-def split_text(text: str, source: str = "<text>", first_line: int = 1) -> Iterator[Sentence]:
-    """Split raw ``text`` into sentences and tokens with ``syntok``. Each sentence gets a ``# text = ...`` comment
-    (its tokens joined as in the text, any run of whitespace as one space) and ``SpaceAfter=No`` in MISC for
-    tokens directly followed by the next token. ``first_line`` is the number of the text's first line (for
-    ``Sentence.line`` and error messages)."""
-    from syntok import segmenter
-
-    sents = [s for paragraph in segmenter.analyze(text) for s in paragraph if s]
-    for si, toks in enumerate(sents):
-        following = sents[si + 1][0] if si + 1 < len(sents) else None
-        lineno = first_line + text.count("\n", 0, toks[0].offset)
-        words: list[Token] = []
-        pieces: list[str] = []
-        for ti, tok in enumerate(toks):
-            form = tok.value
-            check_form(form, source, first_line + text.count("\n", 0, tok.offset))
-            nxt = toks[ti + 1] if ti + 1 < len(toks) else following
-            glued = nxt is not None and nxt.spacing == ""
-            words.append(Token(id=ti + 1, form=form, misc="SpaceAfter=No" if glued else "_"))
-            if ti and tok.spacing:
-                pieces.append(" ")
-            pieces.append(form)
-        yield Sentence(words=words, comments=["# text = " + "".join(pieces)], source=source, line=lineno)
+def check_text(text: str, source: str) -> None:
+    """Raise :class:`InputFormatError` at the line of the first control character of raw ``text`` that is not
+    whitespace (such as U+0000 or U+001B): no CoNLL-U FORM can hold it."""
+    bad = _TEXT_CONTROL.search(text)
+    if bad is not None:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise InputFormatError(
+            source, line, f"control character U+{ord(bad.group()):04X} in the text: remove it (e.g. with tr -d) and parse again"
+        )
 
 
-def read_input(path: str | Path, fmt: str = "conllu") -> Iterator[Sentence]:
+def read_input(path: str | Path, fmt: str = "conllu", tokenizer: Tokenizer | None = None) -> Iterator[Sentence]:
     """Stream the sentences of ``path`` in one of :data:`INPUT_FORMATS`: ``conllu``/``conllx``
-    (:func:`read_conllu`), ``tokens`` (:func:`read_tokens`) or ``text`` (:func:`read_text`). This is input to
+    (:func:`read_conllu`), ``tokens`` (:func:`read_tokens`) or ``text`` (raw text, split by ``tokenizer``: a
+    model's, see :func:`spandep.tokenization.tokenizer_for`; ``None``: the rule fallback). This is input to
     be parsed: a CoNLL file's HEAD column, which parsing replaces, is not read (``heads=False``)."""
     if fmt in FORMATS:
         return read_conllu(path, fmt, heads=False)
     if fmt == "tokens":
         return read_tokens(path)
     if fmt == "text":
-        return read_text(path)
+        if tokenizer is None:
+            from spandep.tokenization import RuleTokenizer
+
+            tokenizer = RuleTokenizer()
+        return tokenizer.iter_sentences(read_raw_text(path), str(path))
     raise ValueError(f"unknown input format {fmt!r}; use one of {', '.join(INPUT_FORMATS)}")
 
 

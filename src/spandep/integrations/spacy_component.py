@@ -7,7 +7,8 @@ settings such as ``{"k": 5}``, as in :func:`spandep.load`).
 
 - Sentences: a Doc whose sentence boundaries are already set (a ``sentencizer`` or ``senter`` earlier in the
   pipeline, or ``sent_starts`` given by hand) is parsed one sentence at a time; otherwise its text is split into
-  sentences by syntok, as ``spandep parse --input-format text`` does. Either way spaCy's tokens are kept.
+  sentences by the model's tokenizer, as ``spandep parse --input-format text`` does (a sentence starts at the first
+  spaCy token at or after its first character). Either way spaCy's tokens are kept.
 - Sets ``token.head`` (a root is its own head), ``token.dep_`` (UD relations; the root's is ``root``) and, where
   the model has the output heads, ``token.pos_`` (UPOS), ``token.tag_`` (XPOS), ``token.morph`` (FEATS) and
   ``token.lemma_``; ``doc.sents`` then follows the trees. Annotations already on the Doc are kept (and POS tags are
@@ -23,6 +24,7 @@ importing spandep; importing this module registers it too. spaCy loads the modul
 so it imports nothing heavy: the parser is loaded when the component is made.
 """
 
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -34,9 +36,11 @@ from spacy.tokens import Token as SpacyToken
 from spacy.util import minibatch
 
 from spandep.data.sentence import Sentence, Token
+from spandep.tokenization.text import token_ranges
 
 if TYPE_CHECKING:
     from spandep.api import Pipeline
+    from spandep.tokenization.text import Tokenizer
 
 __all__ = ["SPACE_LABEL", "SpandepComponent", "make_spandep"]
 
@@ -57,21 +61,18 @@ if not Span.has_extension("confidence"):
     Span.set_extension("confidence", getter=_sentence_confidence)
 
 
-def sentence_ranges(doc: Doc) -> list[tuple[int, int]]:
-    """Token ranges ``[start, end)`` of the Doc's sentences (its own boundaries, else syntok's); whitespace-only
+def sentence_ranges(doc: Doc, tokenizer: "Tokenizer") -> list[tuple[int, int]]:
+    """Token ranges ``[start, end)`` of the Doc's sentences (its own boundaries, else ``tokenizer``'s); whitespace-only
     stretches join the sentence before them (leading whitespace the first one), so each range has a word."""
     if doc.has_annotation("SENT_START"):
         starts = [sent.start for sent in doc.sents]
     else:
-        from syntok import segmenter
-
-        starts, i = [], 0
-        for para in segmenter.analyze(doc.text):
-            for sent in filter(None, para):  # its first token at or after the sentence's first character
-                while i < len(doc) and doc[i].idx < sent[0].offset:
-                    i += 1
-                if i < len(doc) and (not starts or starts[-1] != i):
-                    starts.append(i)
+        offsets = [t.idx for t in doc]
+        starts = []
+        for sentence in tokenizer.iter_sentences(doc.text):
+            i = bisect_left(offsets, token_ranges(sentence)[0][0])
+            if i < len(doc) and (not starts or starts[-1] != i):
+                starts.append(i)
     kept = [s for s, e in zip(starts, [*starts[1:], len(doc)]) if not all(t.is_space for t in doc[s:e])]
     if not kept:
         return []
@@ -93,7 +94,7 @@ class SpandepComponent:
     def pipe(self, docs: Iterable[Doc], batch_size: int | None = None) -> Iterator[Doc]:
         """Parse Docs ``batch_size`` at a time (their sentences batched together), yielding them in order."""
         for batch in minibatch(docs, batch_size or self.batch_size):
-            units = [(k, start, end) for k, doc in enumerate(batch) for start, end in sentence_ranges(doc)]
+            units = [(k, start, end) for k, doc in enumerate(batch) for start, end in sentence_ranges(doc, self.parser.tokenizer)]
             sentences = [_sentence(batch[k][start:end]) for k, start, end in units]
             trees: list[list[tuple[int, int, Sentence]]] = [[] for _ in batch]
             for (k, start, end), parsed in zip(units, self.parser.parse_sentences(sentences)):

@@ -21,6 +21,7 @@ from spandep.errors import ModelError
 from spandep.inference import InferenceOptions
 from spandep.models import ENCODER_ASSETS, PARSERS, Parser, build_model
 from spandep.models.confidence import Calibration
+from spandep.tokenization.text import TOKENIZER_FOLDER
 from spandep.pipeline.int8 import dequantize, dynamic_int8, quantize
 from spandep.registry import UnknownNameError
 
@@ -63,9 +64,17 @@ def frozen_base_keys(model: Parser) -> list[str]:
 
 
 def save_model(
-    model: Parser, directory: Path, training: dict[str, Any] | None = None, compact: bool = False, int8: bool = False
+    model: Parser,
+    directory: Path,
+    training: dict[str, Any] | None = None,
+    compact: bool = False,
+    int8: bool = False,
+    tokenizer: Path | None = None,
 ) -> None:
     """Write the model folder atomically: built in a temporary sibling, then swapped into place.
+
+    ``tokenizer``: a trained tokenizer folder copied in as ``tokenizer/`` (raw text); without it, the folder's own
+    ``tokenizer/`` is kept when the folder is written again.
 
     ``compact`` stores floating-point weights in float16 and leaves out frozen pretrained weights, which are
     taken from the encoder's installed base package at load time (a small shippable model); ``int8`` (with
@@ -103,6 +112,9 @@ def save_model(
             model_assets = getattr(model, "save_assets", None)
             if model_assets is not None:
                 model_assets(tmp)
+        tokenizer = tokenizer or (directory / TOKENIZER_FOLDER if (directory / TOKENIZER_FOLDER).is_dir() else None)
+        if tokenizer is not None:
+            shutil.copytree(tokenizer, tmp / TOKENIZER_FOLDER)
         (tmp / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         old = directory.with_name(directory.name + ".old")
         if directory.exists():

@@ -1,4 +1,4 @@
-"""Parse-speed measurement shared by ``spandep benchmark-speed`` and ``benchmarks/speed_spandep.py``.
+"""Parse-speed measurement shared by ``spandep benchmark-speed`` and ``benchmarks/scripts/speed_spandep.py``.
 
 Sentences are read into memory first, so only parsing is timed (model load and file reading excluded); warm-up
 runs are discarded; each timed run parses every sentence. The result reports words/s and sentences/s of every run

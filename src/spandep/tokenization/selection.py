@@ -4,7 +4,7 @@ Both sides are token spans over the same text, so no character alignment is need
 right where its span is the gold one; the words of a token with the right span are matched by their longest
 common subsequence (lowercased), as the CoNLL 2018 scorer matches the words inside a multiword token. A word of a
 token with a wrong span counts as wrong, which the official scorer sometimes forgives (overlapping multiword
-tokens): figures reported anywhere come from the official scorer (``benchmarks/tokenizer_scores.py``), not from here.
+tokens): figures reported anywhere come from the official scorer (``benchmarks/scripts/tokenizer_scores.py``), not from here.
 """
 
 from __future__ import annotations

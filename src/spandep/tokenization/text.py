@@ -23,8 +23,9 @@ from dataclasses import dataclass
 
 from spandep.data.sentence import Sentence, Token
 
-__all__ = ["EMOJI_MODIFIERS", "LINE_BREAKS", "TokenSpan", "Tokenizer", "build_sentence", "comment_text", "paragraphs", "token_ranges"]
+__all__ = ["BLOCK_CHARS", "EMOJI_MODIFIERS", "TOKENIZER_FOLDER", "LINE_BREAKS", "TokenSpan", "Tokenizer", "build_sentence", "comment_text", "paragraphs", "token_ranges"]
 
+TOKENIZER_FOLDER = "tokenizer"  # a model folder's trained tokenizer, if it has one
 EMOJI_MODIFIERS = "\U0001f3fb-\U0001f3ff"  # skin tones: they stay with the emoji before them (a regex range)
 LINE_BREAKS = "\n\x0b\x0c\r\x1c\x1d\x1e\x85\u2028\u2029"  # the characters str.splitlines breaks at
 _TO_SPACE = str.maketrans({c: " " for c in LINE_BREAKS + "\t"})
@@ -101,6 +102,9 @@ def token_ranges(sentence: Sentence) -> list[tuple[int, int]]:
     return sorted((int(m.group(1)), int(m.group(2))) for m in found if m)
 
 
+BLOCK_CHARS = 200_000  # paragraphs are tokenized in blocks of about this many characters: memory stays bounded
+
+
 class Tokenizer(ABC):
     """Raw text in, sentences of tokens (and the words of multiword tokens) out; lossless (module docstring)."""
 
@@ -113,11 +117,28 @@ class Tokenizer(ABC):
         return list(self.iter_sentences(text, source))
 
     def iter_sentences(self, text: str, source: str = "<text>") -> Iterator[Sentence]:
+        """:meth:`tokenize` lazily: paragraphs are split a block of about :data:`BLOCK_CHARS` characters at a
+        time, so a long text is parsed as it is tokenized."""
         paras = paragraphs(text)
         line, counted = 1, 0
-        for sentences in self.split(text, paras):
-            for k, spans in enumerate(sentences):
-                start = spans[0].start
-                line += text.count("\n", counted, start)
-                counted = start
-                yield build_sentence(text, spans, k == 0, source, line)
+        for block in _blocks(paras):
+            for sentences in self.split(text, block):
+                for k, spans in enumerate(sentences):
+                    start = spans[0].start
+                    line += text.count("\n", counted, start)
+                    counted = start
+                    yield build_sentence(text, spans, k == 0, source, line)
+
+
+def _blocks(paras: list[Paragraph]) -> Iterator[list[Paragraph]]:
+    """Consecutive runs of ``paras`` of about :data:`BLOCK_CHARS` characters each (a longer paragraph alone)."""
+    block: list[Paragraph] = []
+    size = 0
+    for para in paras:
+        if block and size + para[1] - para[0] > BLOCK_CHARS:
+            yield block
+            block, size = [], 0
+        block.append(para)
+        size += para[1] - para[0]
+    if block:
+        yield block

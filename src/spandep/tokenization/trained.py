@@ -37,7 +37,7 @@ from spandep.errors import ModelError
 from spandep.tokenization.model import CLASSES, CharTagger, CharVocab, NetConfig
 from spandep.tokenization.mwt import MwtLexicon
 from spandep.tokenization.rules import RuleTokenizer
-from spandep.tokenization.text import EMOJI_MODIFIERS, Paragraph, SentenceSpans, Tokenizer, TokenSpan
+from spandep.tokenization.text import EMOJI_MODIFIERS, TOKENIZER_FOLDER, Paragraph, SentenceSpans, Tokenizer, TokenSpan
 
 __all__ = ["FORMAT", "Thresholds", "TrainedTokenizer", "load_tokenizer", "tokenizer_for"]
 
@@ -194,8 +194,8 @@ class TrainedTokenizer(Tokenizer):
 def load_tokenizer(path: str | Path) -> TrainedTokenizer:
     """The tokenizer saved in ``path``, or in ``path/tokenizer`` (a parser's model folder)."""
     folder = Path(path)
-    if not (folder / "config.json").is_file() and (folder / "tokenizer" / "config.json").is_file():
-        folder = folder / "tokenizer"
+    if not (folder / "config.json").is_file() and (folder / TOKENIZER_FOLDER / "config.json").is_file():
+        folder = folder / TOKENIZER_FOLDER
     try:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         if config.get("format") != FORMAT or config.get("format_version") != FORMAT_VERSION:
@@ -212,5 +212,5 @@ def load_tokenizer(path: str | Path) -> TrainedTokenizer:
 
 def tokenizer_for(model: str | Path) -> Tokenizer:
     """The tokenizer of a parser's model folder: its trained ``tokenizer/`` where it has one, else the rule fallback."""
-    folder = Path(model) / "tokenizer"
+    folder = Path(model) / TOKENIZER_FOLDER
     return load_tokenizer(folder) if (folder / "config.json").is_file() else RuleTokenizer()

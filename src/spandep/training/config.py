@@ -19,7 +19,7 @@ from spandep.models.heads import HEADS
 from spandep.registry import UnknownNameError
 
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "data": {"train": None, "dev": None, "format": "conllu", "max_train_sentences": 0},
+    "data": {"train": None, "dev": None, "format": "conllu", "max_train_sentences": 0, "tokenizer": None},
     "training": {
         "output": None,
         "epochs": 10,
@@ -146,4 +146,11 @@ def load_config(path: str | Path, overrides: dict[str, dict[str, Any]] | None = 
         if not cfg[section][key]:
             raise InputFormatError(str(path), 0, f"[{section}] {key} is required")
         cfg[section][key] = str(Path(cfg[section][key]).expanduser().resolve())
+    if cfg["data"]["tokenizer"]:
+        tokenizer = Path(cfg["data"]["tokenizer"]).expanduser().resolve()
+        if not (tokenizer / "config.json").is_file():
+            raise InputFormatError(
+                str(path), 0, f"[data] tokenizer {tokenizer} is not a tokenizer folder (spandep train-tokenizer writes RUN/tokenizer)"
+            )
+        cfg["data"]["tokenizer"] = str(tokenizer)
     return cfg

@@ -141,7 +141,9 @@ class Trainer:
             if improved:
                 state["best"] = {"key": list(key), "epoch": epoch + 1, **scores}
                 state["bad_epochs"] = 0
-                save_model(self.model, self.out / "model", {"config": self.cfg, "epoch": epoch + 1, "dev": scores})
+                tokenizer = self.cfg["data"]["tokenizer"]
+                training = {"config": self.cfg, "epoch": epoch + 1, "dev": scores}
+                save_model(self.model, self.out / "model", training, tokenizer=Path(tokenizer) if tokenizer else None)
             else:
                 state["bad_epochs"] += 1
             state["train_seconds"] = time.time() - started

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Train the tokenizer of each treebank with a train split into runs/tokenizers/<treebank>/ (one at a time, one torch
 # thread), then score it on dev and test (benchmarks/results/tokenizer/<treebank>.json). Rerunning resumes an
-# interrupted training; a finished one is only scored again. Usage: benchmarks/train_tokenizers.sh [treebank ...]
+# interrupted training; a finished one is only scored again. Usage: benchmarks/scripts/train_tokenizers.sh [treebank ...]
 # Data: ../shared/data, or $SPANDEP_DATA.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 DATA=${SPANDEP_DATA:-../shared/data}
 PY=${PYTHON:-.venv/bin/python}
 export OMP_NUM_THREADS=1 PYTHONPATH=$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}
@@ -17,5 +17,5 @@ for name in "${treebanks[@]}"; do
   mkdir -p "$run"
   "$PY" -m spandep train-tokenizer "$DATA/$name/${STEM[$name]}-train.conllu" --dev "$DATA/$name/${STEM[$name]}-dev.conllu" \
     -o "$run" >> "$run/train.log" 2>&1
-  "$PY" benchmarks/tokenizer_scores.py "$name" --tokenizer "$run/tokenizer" --data "$DATA"
+  "$PY" -m benchmarks.scripts.tokenizer_scores "$name" --tokenizer "$run/tokenizer" --data "$DATA"
 done

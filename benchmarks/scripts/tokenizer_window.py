@@ -2,7 +2,7 @@
 with ``context`` characters on either side, quick dev scores (``spandep.tokenization.selection``) and gold sentences
 per second (one torch thread, fastest of three runs).
 
-    python benchmarks/tokenizer_window.py en_ewt runs/tokenizers/en_ewt/tokenizer
+    python -m benchmarks.scripts.tokenizer_window en_ewt runs/tokenizers/en_ewt/tokenizer
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.suite import DATA, DATASETS
-from benchmarks.tokenizer_scores import fastest, split_file
+from benchmarks.suite.systems import DATA, DATASETS
+from benchmarks.scripts.tokenizer_scores import fastest, split_file
 from spandep.tokenization import paragraphs
 from spandep.tokenization.corpus import raw_text, read_paragraphs
 from spandep.tokenization.selection import gold_sentences, span_scores

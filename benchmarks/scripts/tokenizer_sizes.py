@@ -2,7 +2,7 @@
 the part that grows with the size) over a split's raw text, one torch thread, for untrained networks of several
 sizes (speed does not depend on the weights), as sentences per second and parameters.
 
-    python benchmarks/tokenizer_sizes.py en_ewt --split dev
+    python -m benchmarks.scripts.tokenizer_sizes en_ewt --split dev
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.suite import DATA, DATASETS
-from benchmarks.tokenizer_scores import fastest, split_file
+from benchmarks.suite.systems import DATA, DATASETS
+from benchmarks.scripts.tokenizer_scores import fastest, split_file
 from spandep.tokenization import paragraphs
 from spandep.tokenization.corpus import raw_text, read_paragraphs
 from spandep.tokenization.model import CharTagger, CharVocab, NetConfig

@@ -14,7 +14,7 @@ dummy tree (word 1 the root, the others attached to it), and the CoNLL 2018 scor
 package (``udtools.udeval``) scores it against the gold file. Speed: the tokenizer's wall-clock time on the whole
 text with one torch thread, after one warm-up run, as gold sentences and characters per second.
 
-    python benchmarks/tokenizer_scores.py en_ewt --tokenizer runs/tokenizers/en_ewt/tokenizer --splits dev test
+    python -m benchmarks.scripts.tokenizer_scores en_ewt --tokenizer runs/tokenizers/en_ewt/tokenizer --splits dev test
 
 writes ``benchmarks/results/tokenizer/<treebank>.json`` (``<treebank>__rules.json`` for the rule fallback).
 """
@@ -34,8 +34,8 @@ from typing import Any
 import torch
 from udtools import udeval
 
-from benchmarks.record import checkout, machine
-from benchmarks.suite import DATA, DATASETS, REPO
+from benchmarks.suite.record import checkout, machine
+from benchmarks.suite.systems import DATA, DATASETS, REPO
 from spandep.data.conllu import format_sentence
 from spandep.data.sentence import Sentence
 from spandep.tokenization import RuleTokenizer, Tokenizer

@@ -1,0 +1,166 @@
+"""Raw text in, trees out: parse a treebank split from its raw text with one model, score it end to end, time it.
+
+    python -m benchmarks.suite.raw_text --model src/spandep/resources/default_model --dataset en_ewt --system default
+
+The raw text of the split is built by ``spandep.tokenization.corpus.raw_text`` (docs/tokenizer.md: each sentence's
+``# text``, one space between sentences, a blank line between paragraphs). The model folder's tokenizer (its
+``tokenizer/``, else the rule fallback) splits it, the model parses the sentences, and the CoNLL 2018 scorer
+(``spandep.evaluation.conll18``: every metric, all words, universal LAS) scores them against the gold file.
+
+Speed, one process, model load excluded: raw text → trees (tokenize, then parse) and the same predicted sentences
+given as tokens (parse only), timed in alternation, ``--rounds`` times each after one warm-up of each; the result
+keeps every run (wall-clock and this process's CPU seconds), the wall-clock medians and ``raw_over_tokens``: raw-text
+speed as a share of the tokens path's, the median over rounds of the two runs' ratio within a round (runs next to
+each other in time share the machine's load); ``raw_over_tokens_cpu`` is the same ratio in CPU seconds, which other
+processes on a busy machine barely change (one torch thread). The tokenizer alone is timed the same way.
+
+``--mode gold`` parses the gold tokens instead (every column but FORM and MISC blanked), for the same table.
+
+Writes ``benchmarks/results/raw/<dataset>__<system>.json`` (``__gold`` before ``.json`` in gold mode; or ``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from benchmarks.suite.record import checkout, machine
+from benchmarks.suite.systems import DATASETS, RESULTS
+from spandep.data.conllu import read_conllu
+from spandep.data.sentence import Sentence, Token
+from spandep.evaluation.conll18 import evaluate_conll18
+from spandep.inference import InferenceOptions
+from spandep.pipeline.model_io import load_model
+from spandep.pipeline.predict import parse_stream
+from spandep.tokenization import RuleTokenizer, tokenizer_for
+from spandep.tokenization.text import Tokenizer
+from spandep.tokenization.corpus import raw_text, read_paragraphs
+
+SCHEMA = "spandep-raw-text/1"
+Parse = Callable[[list[Sentence]], list[Sentence]]
+
+
+def timed(run: Callable[[], object]) -> tuple[float, float]:
+    """Wall-clock and CPU (this process's) seconds of one call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    run()
+    return round(time.perf_counter() - wall, 3), round(time.process_time() - cpu, 3)
+
+
+def alternate(runs: dict[str, Callable[[], object]], rounds: int) -> dict[str, dict[str, list[float]]]:
+    """Wall-clock and CPU seconds of ``rounds`` calls of each of ``runs``, taking turns, after one untimed call of each."""
+    for run in runs.values():
+        run()
+    seconds: dict[str, dict[str, list[float]]] = {name: {"wall": [], "cpu": []} for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            wall, cpu = timed(run)
+            seconds[name]["wall"].append(wall)
+            seconds[name]["cpu"].append(cpu)
+    return seconds
+
+
+def paired_ratio(seconds: dict[str, dict[str, list[float]]], clock: str) -> float:
+    """Raw-text speed as a share of the tokens path's: the median over rounds of the two runs' time ratio."""
+    return round(statistics.median(t / r for t, r in zip(seconds["tokens"][clock], seconds["raw_text"][clock])), 3)
+
+
+def blank(sentence: Sentence) -> Sentence:
+    """``sentence`` as a parser's input: FORM, MISC, comments and multiword-token lines kept, every other column ``_``."""
+    return replace(sentence, words=[Token(w.id, w.form, misc=w.misc) for w in sentence.words])
+
+
+def raw_mode(parse: Parse, gold: list[Sentence], text: str, tokenizer: Tokenizer, rounds: int) -> dict[str, Any]:
+    """Raw text → trees: scores, and speed against the same predicted sentences given as tokens."""
+    tokenized = tokenizer.tokenize(text, "<raw text>")
+    predicted = parse(tokenized)
+    seconds = alternate({
+        "raw_text": lambda: parse(tokenizer.tokenize(text)),
+        "tokens": lambda: parse(tokenized),
+        "tokenizer": lambda: tokenizer.tokenize(text),
+    }, rounds)
+    median = {name: statistics.median(runs["wall"]) for name, runs in seconds.items()}
+    words = sum(len(s) for s in predicted)
+    return {
+        "conll18": evaluate_conll18(gold, predicted, gold_source="gold", system_source="<raw text>").to_dict(),
+        "tokenizer": "rules" if isinstance(tokenizer, RuleTokenizer) else "trained",
+        "system_sentences": len(predicted), "system_words": words, "characters": len(text),
+        "words_per_s": round(words / median["raw_text"], 1),
+        "speed": {
+            "seconds": seconds, "median_seconds": median,
+            "raw_text_sent_per_s": round(len(predicted) / median["raw_text"], 1),
+            "tokens_words_per_s": round(words / median["tokens"], 1),
+            "raw_over_tokens": paired_ratio(seconds, "wall"),
+            "raw_over_tokens_cpu": paired_ratio(seconds, "cpu"),
+            "tokenizer_share": round(median["tokenizer"] / median["raw_text"], 3),
+        },
+    }
+
+
+def gold_mode(parse: Parse, gold: list[Sentence], rounds: int) -> dict[str, Any]:
+    """Gold tokens (every column but FORM blanked) → trees: scores and speed."""
+    inputs = [blank(s) for s in gold]
+    predicted = parse(inputs)
+    seconds = alternate({"tokens": lambda: parse(inputs)}, rounds)
+    median = statistics.median(seconds["tokens"]["wall"])
+    return {
+        "conll18": evaluate_conll18(gold, predicted, gold_source="gold", system_source="<gold tokens>").to_dict(),
+        "words_per_s": round(sum(len(s) for s in gold) / median, 1),
+        "speed": {"seconds": seconds, "median_seconds": median, "sent_per_s": round(len(gold) / median, 1)},
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", required=True, type=Path, help="model folder (its tokenizer/ splits the text)")
+    ap.add_argument("--dataset", required=True, choices=sorted(DATASETS))
+    ap.add_argument("--system", required=True, help="name of the system in the result file's name")
+    ap.add_argument("--mode", default="raw", choices=["raw", "gold"], help="raw text, or gold tokens with other columns blanked")
+    ap.add_argument("--split", default="test", choices=["dev", "test"])
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=5, help="timed runs of each path")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    gold_path = getattr(DATASETS[args.dataset], args.split)
+    gold = list(read_conllu(gold_path))
+    model = load_model(args.model)
+    options = model.settings(InferenceOptions())
+
+    def parse(sentences: list[Sentence]) -> list[Sentence]:
+        return list(parse_stream(model, sentences, options))
+
+    if args.mode == "raw":
+        text = raw_text(read_paragraphs(gold_path))
+        measured = raw_mode(parse, gold, text, tokenizer_for(args.model), args.rounds)
+    else:
+        measured = gold_mode(parse, gold, args.rounds)
+    result = {
+        "schema": SCHEMA, "treebank": args.dataset, "split": args.split, "gold": str(gold_path), "system": args.system,
+        "mode": args.mode, "model": str(args.model), "inference": options.given(), **measured,
+        "threads": args.threads, "rounds": args.rounds,
+        "command": "python -m benchmarks.suite.raw_text " + " ".join(argv if argv is not None else sys.argv[1:]),
+        **checkout(), "machine": machine(), "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+    }
+    out = args.out or RESULTS / "raw" / f"{args.dataset}__{args.system}{'' if args.mode == 'raw' else '__gold'}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(out)
+    print("wrote", out)
+    print(" ".join(f"{name} {score['f1']:.2f}" for name, score in result["conll18"].items() if isinstance(score, dict)))
+    print(json.dumps({k: v for k, v in result["speed"].items() if k != "seconds"}))
+
+
+if __name__ == "__main__":
+    main()

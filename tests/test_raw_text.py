@@ -1,0 +1,70 @@
+"""Raw text through a model folder: its trained tokenizer is copied in by training, kept when the folder is saved
+again, carried by ``spandep export``, and used by ``spandep.load()`` and ``spandep parse -f text``."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+import spandep
+from conftest import write_config
+from spandep.cli.main import app
+from spandep.data.conllu import read_conllu
+from spandep.errors import InputFormatError
+from spandep.pipeline.model_io import load_model, save_model
+from spandep.tokenization import RuleTokenizer
+from spandep.tokenization.corpus import lossless_problems
+from spandep.tokenization.trained import TrainedTokenizer
+from spandep.training.config import load_config
+from spandep.training.trainer import Trainer
+from test_tokenization import tiny_tokenizer
+
+TEXT = "Don't stop. We've e-mailed Dr. Smith at x_y@b.org!\n\nA new paragraph, with a URL www.test-site.org."
+
+
+@pytest.fixture()
+def tokenizer_dir(tmp_path):
+    folder = tmp_path / "tok"
+    tiny_tokenizer().save(folder, {"note": "random weights, for tests"})
+    return folder
+
+
+def test_a_model_folder_keeps_ships_and_uses_its_tokenizer(tiny_models, tokenizer_dir, tmp_path):
+    model = tmp_path / "model"
+    shutil.copytree(tiny_models["biaffine"], model)
+    save_model(load_model(model), model, tokenizer=tokenizer_dir)
+    assert (model / "tokenizer" / "config.json").is_file()
+    save_model(load_model(model), model)  # written again without naming it: kept
+    assert (model / "tokenizer" / "mwt.json").is_file()
+
+    runner = CliRunner()
+    shipped = tmp_path / "shipped"
+    result = runner.invoke(app, ["export", str(model), str(shipped)])
+    assert result.exit_code == 0, result.output
+    nlp = spandep.load(shipped)
+    assert isinstance(nlp.tokenizer, TrainedTokenizer)
+    doc = nlp(TEXT)
+    assert lossless_problems(TEXT, list(doc)) == []
+    assert all(w.head is not None for s in doc for w in s.words)
+
+    raw = tmp_path / "raw.txt"
+    raw.write_text(TEXT, encoding="utf-8")
+    for choice, expected in (("model", nlp.tokenizer), ("rules", RuleTokenizer()), (str(tokenizer_dir), nlp.tokenizer)):
+        out = tmp_path / f"out-{len(choice)}.conllu"
+        result = runner.invoke(app, ["parse", str(raw), "-f", "text", "--tokenizer", choice, "--model", str(shipped), "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        assert [s.forms for s in read_conllu(out)] == [s.forms for s in expected.tokenize(TEXT)]
+    result = runner.invoke(app, ["parse", str(raw), "-f", "text", "--tokenizer", str(tmp_path / "none"), "--model", str(shipped)])
+    assert result.exit_code == 2 and "--tokenizer" in result.output
+
+
+def test_training_copies_the_configured_tokenizer(tokenizer_dir, tmp_path):
+    config = write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", epochs=1)
+    config.write_text(config.read_text().replace("[data]\n", f'[data]\ntokenizer = "{tokenizer_dir}"\n', 1))
+    Trainer(load_config(config)).run()
+    assert isinstance(spandep.load(tmp_path / "run" / "model").tokenizer, TrainedTokenizer)
+    config.write_text(config.read_text().replace(str(tokenizer_dir), str(tmp_path)))
+    with pytest.raises(InputFormatError, match="not a tokenizer folder"):
+        load_config(config)
