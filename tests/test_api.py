@@ -39,14 +39,14 @@ def test_import_is_cheap_and_load_is_lazy():
 def test_raw_text(nlp):
     doc = nlp("The dog barked. It ran away, fast!\n\nA new paragraph.")
     assert isinstance(doc, Doc) and len(doc) == 3
-    assert doc[1].forms == ["It", "ran", "away", ",", "fast", "!"]
-    assert all(is_valid_tree(s.heads) for s in doc)
-    assert len(doc[1:]) == 2 and isinstance(doc[1:], Doc)
+    assert [w.text for w in doc[1]] == ["It", "ran", "away", ",", "fast", "!"]
+    assert all(is_valid_tree(s.data.heads) for s in doc)
+    assert len(doc[1:]) == 2 and isinstance(doc[1:], Doc) and doc[1:][0].text == "It ran away, fast!"
     records = doc.to_json()
     assert json.loads(json.dumps(records)) == records
     assert records[1]["text"] == "It ran away, fast!"
-    assert records[1]["tokens"] == doc[1].forms and records[1]["heads"] == doc[1].heads
-    assert records[1]["deprels"] == doc[1].deprels and records[1]["upos"] == [None] * 6
+    assert records[1]["tokens"] == doc[1].data.forms and records[1]["heads"] == [w.head_id for w in doc[1]]
+    assert records[1]["deprels"] == [w.deprel for w in doc[1]] and records[1]["upos"] == [None] * 6
     assert "id" not in records[1]
     assert nlp("").sentences == [] and nlp("  \n ").sentences == []
 
@@ -55,14 +55,15 @@ def test_to_conllu_reads_back(nlp, tmp_path):
     doc = nlp("I saw her. She saw me.")
     path = tmp_path / "out.conllu"
     path.write_text(doc.to_conllu())
-    assert [(s.forms, s.heads, s.deprels) for s in read_conllu(path)] == [(s.forms, s.heads, s.deprels) for s in doc]
+    assert [(s.forms, s.heads, s.deprels) for s in read_conllu(path)] == [(s.forms, s.heads, s.deprels) for s in doc.data]
 
 
 def test_parse_tokens_matches_raw_text(nlp):
     doc = nlp.parse_tokens([["I", "saw", "her", "."], ("She", "ran")])
-    assert [s.forms for s in doc] == [["I", "saw", "her", "."], ["She", "ran"]]
-    assert doc[0].heads == nlp("I saw her.")[0].heads
-    assert all(is_valid_tree(s.heads) for s in doc)
+    assert [s.data.forms for s in doc] == [["I", "saw", "her", "."], ["She", "ran"]]
+    assert doc[0].data.heads == nlp("I saw her.")[0].data.heads
+    assert all(is_valid_tree(s.data.heads) for s in doc)
+    assert doc.text == "I saw her .\nShe ran" and doc[0][0].start_char is None
     assert len(nlp.parse_tokens([])) == 0
 
 
@@ -95,17 +96,18 @@ def test_parse_file_every_format(nlp, tmp_path):
     doc = nlp.parse_file(DEV)
     gold = list(read_conllu(DEV))
     assert len(doc) == len(gold)
-    for g, p in zip(gold, doc):
+    for g, p in zip(gold, doc.data):
         assert g.comments == p.comments and g.extra_lines == p.extra_lines
         assert [(w.form, w.lemma, w.upos, w.misc) for w in g.words] == [(w.form, w.lemma, w.upos, w.misc) for w in p.words]
         assert is_valid_tree(p.heads)
     assert doc.to_json()[0]["id"] == gold[0].comment("sent_id")
     tokens = tmp_path / "t.txt"
     tokens.write_text("I saw her .\n\nShe ran\n")
-    assert [s.forms for s in nlp.parse_file(tokens, "tokens")] == [["I", "saw", "her", "."], ["She", "ran"]]
+    assert [s.data.forms for s in nlp.parse_file(tokens, "tokens")] == [["I", "saw", "her", "."], ["She", "ran"]]
     text = tmp_path / "raw.txt"
-    text.write_text("I saw her. She ran.\n")
-    assert len(nlp.parse_file(text, input_format="text")) == 2
+    text.write_text("I saw her.\nShe ran.\n")
+    raw = nlp.parse_file(text, input_format="text")
+    assert len(raw) == 2 and raw.text == "I saw her.\nShe ran.\n" and (raw[1][0].start_char, raw[1].text) == (11, "She ran.")
     with pytest.raises(ValueError, match="unknown input format 'xml'"):
         nlp.parse_file(text, "xml")
     bad = tmp_path / "bad.conllu"
@@ -119,8 +121,8 @@ def test_stream_keeps_order_one_doc_per_item(nlp):
     items = ["Dogs bark. Cats purr.", "", ["I", "saw", "her"], *read_conllu(DEV), "   ", "Last one."]
     docs = list(nlp.stream(iter(items)))
     assert [len(d) for d in docs] == [2, 0, 1, *[1] * (len(items) - 5), 0, 1]
-    assert docs[2][0].heads == nlp.parse_tokens([["I", "saw", "her"]])[0].heads
-    assert [d[0].forms for d in docs[3:-2]] == [s.forms for s in read_conllu(DEV)]
+    assert docs[2][0].data.heads == nlp.parse_tokens([["I", "saw", "her"]])[0].data.heads
+    assert [d[0].data.forms for d in docs[3:-2]] == [s.forms for s in read_conllu(DEV)]
     assert list(nlp.stream([])) == []
     assert [len(d) for d in nlp.stream(["", " "])] == [0, 0]
     with pytest.raises(TypeError, match="item 1: expected a list of token strings, got int"):
@@ -132,10 +134,10 @@ def test_stream_keeps_order_one_doc_per_item(nlp):
 def test_options(tiny_models, nlp, span_nlp):
     projective = spandep.load(tiny_models["biaffine"], decoder="projective", batch_tokens=50)
     doc = projective.parse_file(DEV)
-    assert all(is_projective(s.heads) for s in doc)  # type: ignore[arg-type]
+    assert all(is_projective(s.data.heads) for s in doc)  # type: ignore[arg-type]
     assert repr(projective) == "Pipeline(biaffine model, decoder='projective', batch_tokens=50)"
     assert len(spandep.load(tiny_models["span"], k=3, lam=0.5, retrieval=False).parse_file(DEV)) == len(doc)
-    assert all(is_valid_tree(s.heads) for s in span_nlp.parse_file(DEV))
+    assert all(is_valid_tree(s.heads) for s in span_nlp.parse_file(DEV).data)
     with pytest.raises(ValueError, match="unknown decoder 'greedy'"):
         Pipeline(nlp.model, InferenceOptions(decoder="greedy"))
     with pytest.raises(ValueError, match="batch_tokens must be a positive int"):
@@ -159,5 +161,5 @@ def test_load_without_a_path_gives_the_shipped_model(monkeypatch):
     monkeypatch.delenv("SPANDEP_MODEL", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     doc = spandep.load()("The dog chased the cat. It ran.")
-    assert [s.forms for s in doc] == [["The", "dog", "chased", "the", "cat", "."], ["It", "ran", "."]]
-    assert all(is_valid_tree(s.heads) for s in doc) and doc[0].deprels[2] == "root"
+    assert [[w.text for w in s] for s in doc] == [["The", "dog", "chased", "the", "cat", "."], ["It", "ran", "."]]
+    assert all(is_valid_tree(s.heads) for s in doc.data) and doc[0][2].deprel == "root" and doc[0].root is doc[0][2]

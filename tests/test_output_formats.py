@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -13,7 +14,7 @@ from typer.testing import CliRunner
 from spandep.cli.main import app
 from spandep.data.conllu import read_conllu, read_input
 from spandep.data.sentence import Sentence
-from spandep.data.writers import displacy_parse, sentence_record, write_sentences
+from spandep.data.writers import displacy_parse, sentence_record, tree_svg, write_sentences
 
 runner = CliRunner()
 SVG = "{http://www.w3.org/2000/svg}svg"
@@ -68,7 +69,8 @@ def test_displacy_parse_arcs_point_from_head_to_dependent():
         {"start": 1, "end": 2, "label": "obj", "dir": "right"},
     ]
     assert [w["text"] for w in parse["words"]] == ["I", "saw", "<her>"]  # displaCy escapes words itself
-    assert parse["title"] == "I saw &lt;her&gt;"
+    assert parse["title"] == "s1: I saw &lt;her&gt;"
+    assert displacy_parse(parsed(["Go"], [0], ["root"]))["title"] is None
 
 
 def test_svg_stacks_one_tree_per_sentence(tmp_path):
@@ -83,7 +85,51 @@ def test_svg_stacks_one_tree_per_sentence(tmp_path):
     assert float(root.get("height")) == float(inner[1].get("y")) + float(inner[1].get("height"))
     labels = [e.text for e in root.iter("{http://www.w3.org/2000/svg}textPath")]
     assert labels == ["nsubj", "obj", "punct"]
+    captions = [e for e in root.findall("{http://www.w3.org/2000/svg}text")]
+    assert [c.text for c in captions] == ["s1: I saw <her>", None]  # a sentence without id or text has an empty one
+    assert float(captions[0].get("y")) < float(inner[0].get("y"))
     assert "&lt;her&gt;" in out.read_text()
+
+
+def chain(forms: list[str]) -> Sentence:
+    """Each word depends on the one before it."""
+    return parsed(forms, list(range(len(forms))), ["root"] + ["dep"] * (len(forms) - 1))
+
+
+def test_tree_width_follows_the_words():
+    pytest.importorskip("spacy")
+    from spacy import displacy
+
+    short, long = chain(["a"] * 60), chain(["considerable"] * 60)
+    displacy_width = float(_width(displacy.render(displacy_parse(short), style="dep", manual=True)))
+    widths = {name: tree_svg(s)[1] for name, s in (("short", short), ("long", long))}
+    print(f"60-word sentence: displaCy {displacy_width:g} px; now {widths['short']:g} px ('a'), {widths['long']:g} px ('considerable')")
+    assert displacy_width == 50 + 60 * 175  # displaCy's fixed step
+    assert widths["short"] < displacy_width / 3 and widths["long"] > 2 * widths["short"]
+    svg = tree_svg(chain(["a", "considerable", "b", "c"]))[0]
+    x = [float(v) for v in re.findall(r'class="displacy-word" fill="currentColor" x="([0-9.]+)"', svg)]
+    steps = [b - a for a, b in zip(x, x[1:])]
+    assert len(x) == 4 and min(steps[0], steps[1]) > steps[2] + 20  # the long word takes more room
+    assert float(_width(svg)) == tree_svg(chain(["a", "considerable", "b", "c"]))[1]
+
+
+def _width(svg: str) -> str:
+    match = re.search(r'width="([0-9.]+)"', svg)
+    assert match is not None
+    return match.group(1)
+
+
+def test_arcs_stay_on_their_words():
+    pytest.importorskip("spacy")
+    sentence = parsed(["She", "quickly", "ran", "home", "."], [3, 3, 0, 3, 3], ["nsubj", "advmod", "root", "obj", "punct"])
+    svg = tree_svg(sentence)[0]
+    x = [float(v) for v in re.findall(r'class="displacy-word" fill="currentColor" x="([0-9.]+)"', svg)]
+    paths = re.findall(r'class="displacy-arc" id="[^"]*" stroke-width="[^"]*" d="M([0-9.]+),[^ ]* C[^ ]* [^ ]* ([0-9.]+),', svg)
+    arcs = displacy_parse(sentence)["arcs"]
+    assert len(paths) == len(arcs) == 4
+    for arc, (start, end) in zip(arcs, paths):  # each arc runs from its start word to its end word
+        assert abs(float(start) - x[arc["start"]]) < abs(float(start) - x[arc["start"] + 1])
+        assert abs(float(end) - x[arc["end"]]) < abs(float(end) - x[arc["end"] - 1])
 
 
 def test_html_is_one_page_with_a_figure_per_tree(tmp_path):
@@ -93,6 +139,7 @@ def test_html_is_one_page_with_a_figure_per_tree(tmp_path):
     page = out.read_text()
     assert page.startswith("<!DOCTYPE html>") and page.count("<figure") == 2 and page.count("<svg") == 2
     assert "I saw &lt;her&gt;</h2>" in page
+    assert page.count('<div style="overflow-x: auto">') == 2  # a wide tree scrolls sideways
 
 
 def test_unknown_format():

@@ -46,8 +46,8 @@ def test_a_model_folder_keeps_ships_and_uses_its_tokenizer(tiny_models, tokenize
     nlp = spandep.load(shipped)
     assert isinstance(nlp.tokenizer, TrainedTokenizer)
     doc = nlp(TEXT)
-    assert lossless_problems(TEXT, list(doc)) == []
-    assert all(w.head is not None for s in doc for w in s.words)
+    assert lossless_problems(TEXT, doc.data) == []
+    assert all(w.head is not None for s in doc.data for w in s.words)
 
     raw = tmp_path / "raw.txt"
     raw.write_text(TEXT, encoding="utf-8")

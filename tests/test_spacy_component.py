@@ -58,8 +58,8 @@ def test_trees_match_the_api_and_sentences_come_from_the_tokenizer(model_dir):
     assert [s.text for s in sents] == ["The dog barked loudly.", "It ran away, fast!"]
     assert all(t.dep_ for t in doc) and not doc.has_annotation("POS")
     expected = spandep.load(model_dir).parse_tokens([[t.text for t in s] for s in sents])
-    assert doc_trees(doc) == [s.heads for s in expected]
-    assert [[t.dep_ for t in s] for s in sents] == [s.deprels for s in expected]
+    assert doc_trees(doc) == [s.heads for s in expected.data]
+    assert [[t.dep_ for t in s] for s in sents] == [s.deprels for s in expected.data]
 
 
 def test_existing_sentence_boundaries_are_kept(model_dir):

@@ -3,69 +3,40 @@
 A :class:`Pipeline` is a loaded model, its tokenizer and its inference options. It parses raw text (split into
 sentences, tokens and the words of multiword tokens by the model's trained tokenizer, or by the lossless rule
 fallback for a model without one), pre-tokenised sentences, files in any input format of ``spandep parse``, and streams of any
-of these, always in input order and batched by a token budget. Results are :class:`Doc` objects: lists of
-:class:`~spandep.data.sentence.Sentence` whose words carry ``form``, ``head`` (1-based, 0 = root), ``deprel``
-and ``upos`` (``"_"`` where unknown). Bad input raises a ``ValueError`` (a ``TypeError`` for an argument of the
-wrong type) that names the problem.
+of these (``nlp.pipe``), always in input order and batched. Results are :class:`~spandep.document.Doc` objects:
+sentences of words with their head word, relation, tags and character offsets into the input (docs/api.md). Bad
+input raises a ``ValueError`` (a ``TypeError`` for an argument of the wrong type) that names the problem.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
-from spandep.data.conllu import check_form, check_text, format_sentence, read_input
+from spandep.data.conllu import check_form, check_text, read_input, read_raw_text
 from spandep.data.sentence import Sentence
-from spandep.data.writers import render_html, render_svg, sentence_record
+from spandep.document import Doc
 from spandep.errors import InputFormatError
 from spandep.inference import InferenceOptions
 
 if TYPE_CHECKING:
     from spandep.models.base import Parser
+    from spandep.pipeline.workers import ParserFactory
     from spandep.tokenization.text import Tokenizer
 
 __all__ = ["Doc", "Item", "Pipeline", "load"]
 
 Item = str | Sequence[str] | Sentence  # raw text, one pre-tokenised sentence, or a read sentence
+PIPE_BATCH = 256  # items per batch of nlp.pipe
 
 
-class Doc(Sequence[Sentence]):
-    """Parsed sentences in input order: index, iterate, or export them."""
-
-    def __init__(self, sentences: Iterable[Sentence]) -> None:
-        self.sentences = list(sentences)
-
-    @overload
-    def __getitem__(self, index: int) -> Sentence: ...
-    @overload
-    def __getitem__(self, index: slice) -> Doc: ...
-    def __getitem__(self, index: int | slice) -> Sentence | Doc:
-        return Doc(self.sentences[index]) if isinstance(index, slice) else self.sentences[index]
-
-    def __len__(self) -> int:
-        return len(self.sentences)
-
-    def __repr__(self) -> str:
-        return f"Doc({len(self)} sentences, {sum(map(len, self.sentences))} words)"
-
-    def to_conllu(self) -> str:
-        """The sentences as CoNLL-U text."""
-        return "".join(map(format_sentence, self.sentences))
-
-    def to_json(self) -> list[dict[str, Any]]:
-        """One JSON-ready dict per sentence (``id``/``text`` when known, ``tokens``, ``heads``, ``deprels``,
-        ``upos``): the lines of ``spandep parse --output-format jsonl``."""
-        return [sentence_record(s) for s in self.sentences]
-
-    def to_svg(self) -> str:
-        """One SVG picture of every tree, stacked (needs spaCy)."""
-        return render_svg(self.sentences)
-
-    def to_html(self) -> str:
-        """An HTML page with a picture of each tree (needs spaCy)."""
-        return render_html(self.sentences)
+def _check_positive(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive int, not {value!r}")
 
 
 def _token_sentence(tokens: object, where: str) -> Sentence:
@@ -86,14 +57,22 @@ def _token_sentence(tokens: object, where: str) -> Sentence:
 
 class Pipeline:
     """A loaded parser, the tokenizer for its raw text (``None``: the rule fallback) and its inference options; made
-    by :func:`load`. ``ValueError`` for options the model's type does not have (``k`` for a Biaffine model)."""
+    by :func:`load`. ``factory`` loads the same parser in another process (for ``pipe(n_process=...)``; ``load``
+    sets it). ``ValueError`` for options the model's type does not have (``k`` for a Biaffine model)."""
 
-    def __init__(self, model: Parser, options: InferenceOptions | None = None, tokenizer: Tokenizer | None = None) -> None:
+    def __init__(
+        self,
+        model: Parser,
+        options: InferenceOptions | None = None,
+        tokenizer: Tokenizer | None = None,
+        factory: ParserFactory | None = None,
+    ) -> None:
         from spandep.tokenization import RuleTokenizer
 
         self.model = model
         self.options = options or InferenceOptions()
         self.tokenizer = tokenizer or RuleTokenizer()
+        self.factory = factory
         model.settings(self.options)
 
     def __repr__(self) -> str:
@@ -101,11 +80,11 @@ class Pipeline:
         return f"Pipeline({self.model.name} model, {settings}, batch_tokens={self.options.batch_tokens})"
 
     def __call__(self, text: str) -> Doc:
-        """Split raw ``text`` into sentences, tokens and words with :attr:`tokenizer` and parse them. Each token's
-        ``TokenRange=start:end`` (MISC) is its character span in ``text``; ``# text`` is each sentence's span."""
+        """Split raw ``text`` into sentences, tokens and words with :attr:`tokenizer` and parse them; every word's
+        ``start_char``/``end_char`` is its span of ``text`` (``doc.text``)."""
         if not isinstance(text, str):
             raise TypeError(f"expected a str of raw text, got {type(text).__name__}; use parse_tokens for token lists")
-        return Doc(self.parse_sentences(self._text_sentences(text, "<text>")))
+        return Doc(self.parse_sentences(self._text_sentences(text, "<text>")), text)
 
     def parse_tokens(self, sentences: Iterable[Sequence[str]]) -> Doc:
         """Parse pre-tokenised sentences, each a list of token strings: ``[["I", "saw", "her"]]``."""
@@ -118,41 +97,64 @@ class Pipeline:
 
     def parse_file(self, path: str | Path, input_format: str = "conllu") -> Doc:
         """Parse a file in one of ``spandep parse``'s input formats: ``conllu``, ``conllx``, ``tokens`` (one
-        sentence per line, tokens separated by spaces) or ``text`` (raw text). CoNLL-U columns are kept.
-        The whole file is held in memory: for large files use ``parse_sentences(read_input(path, fmt))``."""
+        sentence per line, tokens separated by spaces) or ``text`` (raw text: ``doc.text`` is the file's text and
+        words have offsets into it). CoNLL-U columns are kept. The whole file is held in memory: for large files
+        use ``parse_sentences(read_input(path, fmt))``."""
+        if input_format == "text":
+            text = read_raw_text(path)
+            return Doc(self.parse_sentences(self.tokenizer.iter_sentences(text, str(path))), text)
         return Doc(self.parse_sentences(read_input(path, input_format, self.tokenizer)))
 
-    def stream(self, items: Iterable[Item]) -> Iterator[Doc]:
+    def pipe(self, items: Iterable[Item], batch_size: int = PIPE_BATCH, n_process: int = 1) -> Iterator[Doc]:
         """Parse a (possibly endless) stream lazily, yielding one :class:`Doc` per item, in input order.
 
-        An item is raw text (any number of sentences, none if blank), a list of token strings (one sentence)
-        or a :class:`Sentence`. Sentences of many items are batched together; only a bounded number of items
-        is read ahead."""
-        if isinstance(items, str):
-            raise TypeError("stream takes an iterable of items (texts, token lists, Sentences); for one text call nlp(text)")
-        return self._docs(items)
+        An item is raw text (any number of sentences, none if blank), a list of token strings (one sentence) or a
+        :class:`~spandep.data.sentence.Sentence`. Items are read ``batch_size`` at a time and the sentences of a
+        batch parsed together: the Docs of a batch are yielded as soon as it is parsed, before the next batch is
+        read. ``n_process`` > 1 parses batches in that many spawned processes (up to ``2 × n_process`` batches in
+        flight; the output is the same): the script must then call ``pipe`` under ``if __name__ == "__main__":``."""
+        if isinstance(items, str) or not isinstance(items, Iterable):
+            raise TypeError("pipe takes an iterable of items (texts, token lists, Sentences); for one text call nlp(text)")
+        _check_positive("batch_size", batch_size)
+        _check_positive("n_process", n_process)
+        if n_process > 1 and self.factory is None:
+            raise ValueError("n_process > 1 needs a pipeline made by spandep.load(), which knows how to load the model again")
+        return self._pipe(iter(items), batch_size, n_process)
 
-    def _docs(self, items: Iterable[Item]) -> Iterator[Doc]:
-        counts: deque[int] = deque()  # sentences per item read so far and not yet yielded
+    def stream(self, items: Iterable[Item]) -> Iterator[Doc]:
+        """:meth:`pipe` with its default batch size, in this process (the name of earlier releases)."""
+        return self.pipe(items)
 
-        def sentences() -> Iterator[Sentence]:
-            for index, item in enumerate(items):
-                parts = self._item_sentences(item, index)
-                counts.append(len(parts))
-                yield from parts
+    def _pipe(self, items: Iterator[Item], batch_size: int, n_process: int) -> Iterator[Doc]:
+        from spandep.pipeline.predict import parse_stream
+        from spandep.pipeline.workers import parse_chunks
 
-        current: list[Sentence] = []
-        for parsed in self.parse_sentences(sentences()):
-            while counts[0] == 0:  # blank texts before this sentence's item
-                counts.popleft()
-                yield Doc([])
-            current.append(parsed)
-            if len(current) == counts[0]:
-                counts.popleft()
-                yield Doc(current)
-                current = []
-        for _ in counts:  # blank texts at the end
-            yield Doc([])
+        shapes: deque[list[tuple[str | None, int]]] = deque()  # per batch read, not yet yielded: each item's text and sentence count
+
+        def chunks() -> Iterator[list[Sentence]]:
+            index = 0
+            while batch := list(islice(items, batch_size)):
+                chunk: list[Sentence] = []
+                shape = []
+                for item in batch:
+                    parts = self._item_sentences(item, index)
+                    shape.append((item if isinstance(item, str) else None, len(parts)))
+                    chunk.extend(parts)
+                    index += 1
+                shapes.append(shape)
+                yield chunk
+
+        if n_process == 1:
+            parsed = (list(parse_stream(self.model, c, self.options, chunk_size=max(1, len(c)))) for c in chunks())
+        else:
+            assert self.factory is not None  # checked by pipe
+            factory = replace(self.factory, options=self.options, threads=self.factory.threads or 1)
+            parsed = (sentences for sentences, _ in parse_chunks(factory, chunks(), n_process))
+        for sentences in parsed:
+            start = 0
+            for text, count in shapes.popleft():
+                yield Doc(sentences[start : start + count], text)
+                start += count
 
     def _text_sentences(self, text: str, source: str) -> Iterator[Sentence]:
         try:
@@ -170,26 +172,43 @@ class Pipeline:
         return [_token_sentence(item, f"item {index}")]
 
     def parse_sentences(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
-        """Parse :class:`Sentence` objects lazily, in order: each comes back with HEAD and DEPREL set and every
-        other column kept (e.g. from ``spandep.data.conllu.read_input``)."""
+        """Parse :class:`~spandep.data.sentence.Sentence` objects lazily, in order: each comes back with HEAD and
+        DEPREL set and every other column kept (e.g. from ``spandep.data.conllu.read_input``)."""
         from spandep.pipeline.predict import parse_stream
 
         return parse_stream(self.model, sentences, self.options)
 
 
-def load(path: str | Path | None = None, *, decoder: str | None = None, batch_tokens: int = 4000, **settings: Any) -> Pipeline:
+def load(
+    path: str | Path | None = None,
+    *,
+    device: str = "cpu",
+    threads: int | None = None,
+    decoder: str | None = None,
+    batch_tokens: int = 4000,
+    **settings: Any,
+) -> Pipeline:
     """Load a model folder (``None``: ``$SPANDEP_MODEL``, else the model shipped with spandep) as a :class:`Pipeline`,
     with the folder's trained tokenizer (its ``tokenizer/``) for raw text, else the rule fallback.
 
-    ``decoder``: ``"mst"`` (non-projective) or ``"projective"``; ``None`` keeps the model's choice from dev.
-    ``batch_tokens``: words per batch (lower it if memory runs out). ``settings`` override the model's other
-    inference settings chosen on dev (span models: ``k``, ``lam``, ``retrieval``, ``mutual``, ``arc_weight``,
-    ``label_source``; see :class:`~spandep.inference.InferenceOptions`). Raises
-    :class:`~spandep.errors.ModelError` for a missing or unreadable model and ``ValueError`` for a bad option.
+    ``device``: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"`` (CUDA when there is one). ``threads``: torch's
+    CPU threads for this process (``None``: torch's default) and for each worker of ``pipe(n_process=...)``
+    (``None``: 1). ``decoder``: ``"mst"`` (non-projective) or ``"projective"``; ``None`` keeps the model's choice
+    from dev. ``batch_tokens``: words per batch (lower it if memory runs out). ``settings`` override the model's
+    other inference settings chosen on dev (span models: ``k``, ``lam``, ``retrieval``, ``mutual``,
+    ``arc_weight``, ``label_source``; see :class:`~spandep.inference.InferenceOptions`). Raises
+    :class:`~spandep.errors.ModelError` for a missing or unreadable model or an unknown device and ``ValueError``
+    for a bad option.
     """
-    from spandep.pipeline.model_io import load_model, resolve_model_dir
+    from spandep.pipeline.model_io import resolve_model_dir
+    from spandep.pipeline.workers import ParserFactory
     from spandep.tokenization import tokenizer_for
 
+    if threads is not None:
+        _check_positive("threads", threads)
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a str such as 'cpu', 'cuda', 'cuda:1' or 'auto', not {device!r}")
     options = InferenceOptions.from_dict({"decoder": decoder, "batch_tokens": batch_tokens, **settings})
     folder = resolve_model_dir(path)
-    return Pipeline(load_model(folder), options, tokenizer_for(folder))
+    factory = ParserFactory(str(folder), options, threads or 0, device)
+    return Pipeline(factory.load(), options, tokenizer_for(folder), factory)

@@ -6,8 +6,13 @@
   ``label_probs`` and the sentence's ``confidence``.
 - ``conllu`` with ``confidence=True``: each word's MISC gets ``HeadProb=…|LabelProb=…`` and the sentence a
   ``# confidence = …`` comment (CoNLL-U is otherwise written as read, plus the parse).
-- ``svg``: one SVG picture holding every tree, one below the other (a single sentence gives a plain displaCy SVG).
-- ``html``: one HTML page with one figure per tree, titled with the sentence's text (or id).
+- ``svg``: one SVG picture holding every tree, one below the other, each under a caption (its id and text).
+- ``html``: one HTML page with one figure per tree, titled with the sentence's id and text; a tree wider than the
+  page scrolls sideways.
+
+Trees are drawn compactly: displaCy puts each word 175 px after the one before, so a 60-word sentence was 10,550
+px wide; here each word takes the width its form and tag need (and an arc between neighbours the width of its
+label), and an arc rises 40 px per nesting level instead of 87.5 (:func:`tree_svg`).
 
 Pictures need spaCy (``pip install 'spandep[spacy]'``) and are built in memory: meant for tens or hundreds of
 sentences, not for corpora. Every format is written atomically by :func:`~spandep.data.conllu.write_blocks`.
@@ -18,8 +23,10 @@ from __future__ import annotations
 import html
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
+from itertools import count
 from pathlib import Path
 from typing import IO, Any
 
@@ -27,13 +34,36 @@ from spandep.data.conllu import format_sentence, write_blocks
 from spandep.data.sentence import Sentence
 
 __all__ = [
-    "OUTPUT_FORMATS", "confidence_in_misc", "displacy_parse", "render_html", "render_svg", "sentence_record", "write_sentences",
+    "OUTPUT_FORMATS", "confidence_in_misc", "displacy_parse", "render_html", "render_svg", "sentence_record", "tree_svg",
+    "write_sentences",
 ]
 
 OUTPUT_FORMATS = ("conllu", "jsonl", "svg", "html")
 SVG_GAP = 20  # pixels between two stacked trees
+CAPTION_PX = 28  # room for the caption line above each tree of an SVG
+# The layout of one tree, in pixels (words are 16 px Arial, arc labels 0.8 em with 1 px letter spacing).
+LEVEL_UNIT = 80  # displaCy's ``distance``: an arc rises half of it per nesting level
+ARROW_SPACING = 8  # an arc leaves its start word this far right of the word's centre
+DISPLACY_OPTIONS = {"distance": LEVEL_UNIT, "offset_x": 0, "word_spacing": 30, "arrow_spacing": ARROW_SPACING}
+CHAR_PX = 10.0  # room for a character of a word or tag (twice that for a wide East Asian one)
+LABEL_CHAR_PX = 8.5  # room for a character of an arc label
+WORD_GAP = 16  # between two words
+MARGIN = 20  # left and right of a tree
 _SIZE = re.compile(r'width="([0-9.]+)" height="([0-9.]+)"')
 DIGITS = 4  # decimals of the probabilities written out
+_TOKEN = re.compile(r'<text class="displacy-token".*?</text>', re.S)
+_ARROW = re.compile(r'<g class="displacy-arrow">.*?</g>', re.S)
+_X = re.compile(r'\bx="[-0-9.]+"')
+_PATH = re.compile(r'\bd="([^"]*)"')
+_POINT = re.compile(r"(-?[0-9.]+),(-?[0-9.]+)")
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>spandep trees</title></head>
+<body style="margin: 2rem; font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif">
+{figures}</body>
+</html>
+"""
+_FIGURE = '<figure style="margin: 0 0 3rem">{title}<div style="overflow-x: auto">{svg}</div></figure>\n'
 
 
 def _known(value: str) -> str | None:
@@ -77,7 +107,8 @@ def confidence_in_misc(sentence: Sentence) -> Sentence:
 
 
 def displacy_parse(sentence: Sentence) -> dict[str, Any]:
-    """displaCy's manual-mode input for one sentence: words with their UPOS as tag, one arc per non-root word."""
+    """displaCy's manual-mode input for one sentence: words with their UPOS as tag, one arc per non-root word, and
+    a title (``sent_id: text``, either alone when the other is missing; None without both)."""
     words = [{"text": w.form, "tag": html.escape(_known(w.upos) or "")} for w in sentence.words]
     arcs = []
     for i, w in enumerate(sentence.words):
@@ -85,41 +116,103 @@ def displacy_parse(sentence: Sentence) -> dict[str, Any]:
             head = w.head - 1
             label = html.escape(_known(w.deprel) or "")
             arcs.append({"start": min(i, head), "end": max(i, head), "label": label, "dir": "left" if i < head else "right"})
-    title = sentence.comment("text") or sentence.comment("sent_id")
+    title = ": ".join(part for part in (sentence.comment("sent_id"), sentence.comment("text")) if part)
     return {"words": words, "arcs": arcs, "title": html.escape(title) if title else None}
 
 
-def _render(parses: list[dict[str, Any]], page: bool) -> str:
+def _text_px(text: str, char_px: float) -> float:
+    return char_px * sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in html.unescape(text))
+
+
+def _layout(parse: dict[str, Any]) -> tuple[list[float], list[float], float]:
+    """Each word's centre and width, and the tree's width: a word takes the room its form and tag need, and two
+    neighbours joined by an arc leave room for its label between their centres."""
+    widths = [max(_text_px(w["text"], CHAR_PX), _text_px(w["tag"], CHAR_PX)) for w in parse["words"]]
+    labels = {a["start"]: _text_px(a["label"], LABEL_CHAR_PX) for a in parse["arcs"] if a["end"] - a["start"] == 1}
+    centres = [MARGIN + widths[0] / 2]
+    for i in range(1, len(widths)):
+        centres.append(centres[-1] + max((widths[i - 1] + widths[i]) / 2, labels.get(i - 1, 0.0) + 2 * ARROW_SPACING) + WORD_GAP)
+    return centres, widths, centres[-1] + widths[-1] / 2 + MARGIN
+
+
+def _num(value: float) -> str:
+    return f"{round(value, 2):g}"
+
+
+def _moved_points(path: str, new_x: Callable[[int, float], float]) -> str:
+    """An SVG path with the x of its k-th ``x,y`` point replaced by ``new_x(k, x)``."""
+    k = count()
+    return _POINT.sub(lambda p: f"{_num(new_x(next(k), float(p.group(1))))},{p.group(2)}", path)
+
+
+def tree_svg(sentence: Sentence) -> tuple[str, float, float]:
+    """The SVG of one tree, its width and its height. displaCy draws it with word ``i`` at ``x = i × LEVEL_UNIT``;
+    every x is then moved to the word it belongs to in :func:`_layout` (arc ends stay within their word's width)."""
+    parse = displacy_parse(sentence)
+    centres, widths, width = _layout(parse)
+    svg = _render(parse)
+
+    def moved(x: float, word: int) -> float:
+        half = widths[word] / 2
+        return centres[word] + min(max(x - word * LEVEL_UNIT, -half), half)
+
+    word_ids, arcs = count(), iter(parse["arcs"])  # displaCy draws the words, then the arcs, in the order given
+
+    def token(match: re.Match[str]) -> str:
+        return _X.sub(f'x="{_num(centres[next(word_ids)])}"', match.group())
+
+    def arrow(match: re.Match[str]) -> str:
+        arc, group = next(arcs), match.group()
+        line, head = _PATH.findall(group)  # the arc "M x,y C x,c e,c e,y" and its arrowhead
+        points = _POINT.findall(line)
+        tip, word = (float(points[0][0]), arc["start"]) if arc["dir"] == "left" else (float(points[-1][0]), arc["end"])
+        shift = moved(tip, word) - tip
+        line_moved = _moved_points(line, lambda k, x: moved(x, arc["start"] if k < 2 else arc["end"]))
+        return group.replace(line, line_moved, 1).replace(head, _moved_points(head, lambda k, x: x + shift), 1)
+
+    svg = _ARROW.sub(arrow, _TOKEN.sub(token, svg))
+    size = _SIZE.search(svg)
+    assert size is not None, "displaCy's SVG has a width and a height"
+    return svg.replace(size.group(), f'width="{_num(width)}" height="{size.group(2)}"', 1), width, float(size.group(2))
+
+
+def _render(parse: dict[str, Any]) -> str:
     try:
         from spacy import displacy
     except ImportError as exc:
         raise ImportError("pictures of trees need spaCy: pip install 'spandep[spacy]'") from exc
-    return str(displacy.render(parses, style="dep", manual=True, page=page, jupyter=False))
+    return str(displacy.render([{**parse, "title": None}], style="dep", manual=True, jupyter=False, options=DISPLACY_OPTIONS))
 
 
 def render_svg(sentences: Iterable[Sentence]) -> str:
-    """One standalone SVG with the tree of every sentence, stacked top to bottom."""
+    """One standalone SVG with the tree of every sentence, stacked top to bottom, each under its caption."""
     pieces: list[str] = []
     width = height = 0.0
     for sentence in sentences:
-        svg = _render([{**displacy_parse(sentence), "title": None}], page=False)
-        size = _SIZE.search(svg)
-        assert size is not None, "displaCy's SVG has a width and a height"
-        pieces.append(svg.replace("<svg ", f'<svg x="0" y="{height:g}" ', 1))
-        width = max(width, float(size.group(1)))
-        height += float(size.group(2)) + SVG_GAP
+        svg, tree_width, tree_height = tree_svg(sentence)
+        caption = displacy_parse(sentence)["title"] or ""
+        pieces.append(f'<text x="{MARGIN}" y="{_num(height + CAPTION_PX - 8)}" font-family="Arial" font-size="16">{caption}</text>')
+        pieces.append(svg.replace("<svg ", f'<svg x="0" y="{_num(height + CAPTION_PX)}" ', 1))
+        width = max(width, tree_width, 2 * MARGIN + _text_px(caption, CHAR_PX))
+        height += CAPTION_PX + tree_height + SVG_GAP
     height = max(height - SVG_GAP, 0.0)
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="{width:g}" '
-        f'height="{height:g}" viewBox="0 0 {width:g} {height:g}" style="background: #ffffff">\n'
+        f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="{_num(width)}" '
+        f'height="{_num(height)}" viewBox="0 0 {_num(width)} {_num(height)}" style="background: #ffffff">\n'
         + "\n".join(pieces)
         + "\n</svg>\n"
     )
 
 
 def render_html(sentences: Iterable[Sentence]) -> str:
-    """One standalone HTML page with a figure per sentence (displaCy's page layout)."""
-    return _render([displacy_parse(s) for s in sentences], page=True) + "\n"
+    """One standalone HTML page with a figure per sentence: its title and its tree, which scrolls sideways when
+    wider than the page."""
+    figures = []
+    for sentence in sentences:
+        title = displacy_parse(sentence)["title"]
+        heading = f'<h2 style="margin: 0 0 0.5rem; font-size: 1.2rem">{title}</h2>' if title else ""
+        figures.append(_FIGURE.format(title=heading, svg=tree_svg(sentence)[0]))
+    return _PAGE.format(figures="".join(figures))
 
 
 def _rendered(render: Callable[[Iterable[Sentence]], str], sentences: Iterable[Sentence]) -> Iterator[str]:

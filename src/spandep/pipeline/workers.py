@@ -1,10 +1,15 @@
 """Multi-process parsing on one machine: a picklable parser factory and an ordered, bounded-memory parallel map.
 
 ``ParserFactory`` holds only a model path and options (no live model), so it pickles cheaply and works with the
-``spawn`` start method; each worker process builds its parser once. ``parse_parallel`` cuts the input into chunks
-of ``chunk_size`` sentences, keeps at most ``2 × workers`` chunks in flight (memory stays bounded on any input
-size), and yields parsed sentences in input order. Each chunk is parsed exactly as ``parse_stream`` parses a chunk
-of the same size, so the output equals a single-process run with the same ``chunk_size``.
+``spawn`` start method; each worker process builds its parser once. ``parse_chunks`` parses chunks of sentences in
+the workers, keeping at most ``2 × workers`` chunks in flight (memory stays bounded on any input size), and yields
+them in input order; ``parse_parallel`` cuts a stream of sentences into such chunks. Each chunk is parsed exactly
+as ``parse_stream`` parses a chunk of the same size, so the output equals a single-process run with the same chunks.
+
+Spawned workers import the caller's main module again: a script that parses with workers must do it under
+``if __name__ == "__main__":``. A worker that cannot load the model (a bad path) makes the next result raise its
+error (e.g. :class:`~spandep.errors.ModelError`) in the caller, and the pool is stopped, instead of being
+restarted over and over.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any
 from spandep.data.sentence import Sentence
 from spandep.inference import InferenceOptions, InferenceStats
 
-__all__ = ["ParserFactory", "parse_parallel"]
+__all__ = ["ParserFactory", "parse_chunks", "parse_parallel"]
 
 
 @dataclass(frozen=True)
@@ -51,18 +56,42 @@ class ParserFactory:
         return parsed, stats
 
 
-_worker: tuple[ParserFactory, Any] | None = None  # this process's factory and loaded model
+_worker: tuple[ParserFactory, Any] | Exception | None = None  # this process's factory and model, or why loading failed
 
 
 def _init(factory: ParserFactory) -> None:
     global _worker
-    _worker = (factory, factory.load())
+    try:
+        _worker = (factory, factory.load())
+    except Exception as exc:  # an initializer that raises makes the pool start a new worker, forever: report it instead
+        _worker = exc
 
 
 def _parse(chunk: list[Sentence]) -> tuple[list[Sentence], InferenceStats]:
     assert _worker is not None, "worker not initialised"
+    if isinstance(_worker, Exception):
+        raise _worker
     factory, model = _worker
     return factory.parse_chunk(model, chunk)
+
+
+def parse_chunks(
+    factory: ParserFactory, chunks: Iterable[list[Sentence]], workers: int = 2
+) -> Iterator[tuple[list[Sentence], InferenceStats]]:
+    """Parse each chunk in one of ``workers`` spawned processes, yielding the parsed chunks and their counters in
+    input order; the first error of a worker (loading the model included) is raised here and stops the pool."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive int, not {workers!r}")
+    it = iter(chunks)
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(workers, initializer=_init, initargs=(factory,)) as pool:  # leaving terminates the workers
+        pending: deque[Any] = deque()
+        while True:
+            while len(pending) < 2 * workers and (chunk := next(it, None)) is not None:
+                pending.append(pool.apply_async(_parse, (chunk,)))
+            if not pending:
+                break
+            yield pending.popleft().get()
 
 
 def parse_parallel(
@@ -72,20 +101,10 @@ def parse_parallel(
     chunk_size: int = 512,
     stats: InferenceStats | None = None,
 ) -> Iterator[Sentence]:
-    """Parse ``sentences`` with ``workers`` processes (spawned), yielding them in input order; ``stats``
-    accumulates the workers' counters."""
-    if workers < 1:
-        raise ValueError("workers must be at least 1")
+    """Parse ``sentences`` with ``workers`` processes (spawned), ``chunk_size`` at a time, yielding them in input
+    order; ``stats`` accumulates the workers' counters."""
     it = iter(sentences)
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(workers, initializer=_init, initargs=(factory,)) as pool:
-        pending: deque[Any] = deque()
-        while True:
-            while len(pending) < 2 * workers and (chunk := list(islice(it, chunk_size))):
-                pending.append(pool.apply_async(_parse, (chunk,)))
-            if not pending:
-                break
-            parsed, counters = pending.popleft().get()
-            if stats is not None:
-                stats.add(counters)
-            yield from parsed
+    for parsed, counters in parse_chunks(factory, iter(lambda: list(islice(it, chunk_size)), []), workers):
+        if stats is not None:
+            stats.add(counters)
+        yield from parsed
