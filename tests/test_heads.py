@@ -25,8 +25,9 @@ from spandep.models.heads.base import SUFFIX_BUCKETS, word_shape, word_suffixes
 from spandep.models.heads.feats import FeatsTagger
 from spandep.models.heads.lemma import EditScript, Lemmatizer, induce_script
 from spandep.models.heads.upos import UposTagger
+from spandep.models.span.candidates import link_head_scores
 from spandep.models.heads.xpos import XposTagger
-from spandep.pipeline.model_io import load_model
+from spandep.pipeline.model_io import load_model, save_model
 from spandep.pipeline.predict import parse_stream, with_tree
 from spandep.training.config import load_config
 from spandep.training.trainer import Trainer
@@ -126,6 +127,18 @@ def test_confidence_is_the_softmax_at_the_chosen_head() -> None:
     assert confidence.sentence == pytest.approx((probs[0] * 0.9 + probs[1] * 0.5) / 2)
 
 
+def test_span_head_scores_take_each_heads_best_parent_span() -> None:
+    roots = np.array([0, 1, 1, 2])  # candidates: ROOT, two spans of word 1, one of word 2
+    link = np.full((4, 4), -np.inf)  # (S, S) [parent, child]
+    link[0, 1], link[2, 3], link[1, 3], link[0, 3] = -0.5, -1.0, -3.0, -2.0
+    scores = link_head_scores(link, roots, np.array([1, 3]))  # word 1 chose candidate 1, word 2 candidate 3
+    assert scores.shape == (2, 3)
+    assert scores[0].tolist() == [-0.5, -np.inf, -np.inf]
+    assert scores[1].tolist() == [-2.0, -1.0, -np.inf]  # head 1: the better of its two spans
+    probs = ArcScores(scores, np.ones(2)).head_probs(np.array([0, 1]), 1.0)
+    assert probs[0] == 1.0 and probs[1] == pytest.approx(np.e / (1 + np.e))
+
+
 def brute_ece(p: list[float], y: list[bool], bins: int) -> float:
     total = 0.0
     for b in range(bins):
@@ -171,7 +184,7 @@ def annotated(request, tmp_path_factory):
     return trainer.model, root / "run" / "model"
 
 
-def test_every_head_trains_fills_its_column_and_saves(annotated) -> None:
+def test_every_head_trains_fills_its_column_and_saves(annotated, tmp_path) -> None:
     model, folder = annotated
     assert set(model.heads) == {"upos", "xpos", "feats", "lemma"} and model.heads["xpos"].weight == 0.5
     gold = list(read_conllu(DEV))
@@ -186,7 +199,8 @@ def test_every_head_trains_fills_its_column_and_saves(annotated) -> None:
         assert all(0.0 <= w.head_prob <= 1.0 and 0.0 <= w.label_prob <= 1.0 for w in s.words)  # type: ignore[operator]
     lemmas_right = sum(w.lemma == g.lemma for s, t in zip(parsed, gold) for w, g in zip(s.words, t.words))
     assert lemmas_right > 0.25 * sum(map(len, gold))  # far above a guess among the scripts: it learns the common ones
-    reloaded = list(parse_stream(load_model(folder), blank))
+    save_model(model, tmp_path / "copy")
+    reloaded = list(parse_stream(load_model(tmp_path / "copy"), blank))
     assert [[(w.head, w.deprel, w.lemma, w.feats, w.xpos, w.head_prob) for w in s.words] for s in reloaded] == [
         [(w.head, w.deprel, w.lemma, w.feats, w.xpos, w.head_prob) for w in s.words] for s in parsed
     ]
