@@ -62,6 +62,7 @@ def test_lemmatizer_falls_back_to_the_form() -> None:
     cut_two = induce_script("barked", "bark").to_tag()
     assert head.value(cut_two, "walked") == "walk"
     assert head.value(cut_two, "a") == "a"  # the script cuts more than the form has
+    assert head.value(cut_two, "ab") == "ab"  # or leaves nothing
     assert head.value(cut_two, "собаки") == "собаки"  # a writing system never seen in training
 
 

@@ -8,9 +8,9 @@ the lemma is lower case), ``title`` (then capitalise the first character), ``upp
 ``keep`` (edit the form as it is, which always works: ``iPhone → iPhone``). Induction checks every candidate by
 applying it, so applying the induced script to the form gives the lemma back for any Unicode strings.
 
-Rules for forms the scripts do not fit: a predicted script that cuts more characters than the form has, or a form
-with a letter of a writing system (Unicode script: Latin, Cyrillic, ...) that no training form had, gets the form
-itself as its lemma.
+Rules for forms the scripts do not fit: a predicted script that cuts more characters than the form has or leaves
+nothing, or a form with a letter of a writing system (Unicode script: Latin, Cyrillic, ...) that no training form
+had, gets the form itself as its lemma.
 """
 
 from __future__ import annotations
@@ -117,4 +117,4 @@ class Lemmatizer(ClassifierHead):
         if not writing_systems(form) <= self.writing_systems:
             return form
         lemma = self.scripts[self.index[tag]].apply(form)
-        return form if lemma is None else lemma
+        return lemma or form  # None (cuts too much) or empty: CoNLL-U has no empty fields
