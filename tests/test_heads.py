@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from spandep.cli.main import app
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence, Token
-from spandep.evaluation.calibration import expected_calibration_error, fit_temperature, reliability
+from spandep.evaluation.calibration import expected_calibration_error, fit_platt, reliability
 from spandep.models.base import Parse
 from spandep.models.confidence import ArcScores, Calibration
 from spandep.models.heads import IGNORE, HeadInput
@@ -119,13 +119,16 @@ def test_columns_are_filled_only_where_blank() -> None:
 def test_confidence_is_the_softmax_at_the_chosen_head() -> None:
     head_scores = np.array([[0.0, -np.inf, 1.0], [2.0, 0.5, -np.inf]])  # (n, 1 + n)
     scores = ArcScores(head_scores, np.array([0.9, 0.5]))
-    probs = scores.head_probs(np.array([2, 0]), 1.0)
+    probs = scores.head_probs(np.array([2, 0]))
     assert np.allclose(probs, [np.e / (1 + np.e), np.exp(2) / (np.exp(2) + np.exp(0.5))])
-    assert np.allclose(scores.head_probs(np.array([2, 0]), 1e6), [0.5, 0.5])  # hot: uniform over possible heads
-    assert scores.head_probs(np.array([1, 0]), 1.0)[0] == 0.0  # an impossible head
-    confidence = Calibration(head_temperature=1.0).confidence(scores, [2, 0])
-    assert confidence.label == [0.9, 0.5]
+    assert scores.head_probs(np.array([1, 0]))[0] == 0.0  # an impossible head
+    confidence = Calibration.from_dict(None).confidence(scores, [2, 0])  # a model saved without one: the identity
+    assert confidence.head == probs.tolist() and confidence.label == [0.9, 0.5]
     assert confidence.sentence == pytest.approx((probs[0] * 0.9 + probs[1] * 0.5) / 2)
+    platt = Calibration(head_scale=0.5, head_shift=1.0)
+    z = 0.5 * np.log(probs[0] / (1 - probs[0])) + 1.0
+    assert platt.confidence(scores, [2, 0]).head[0] == pytest.approx(1 / (1 + np.exp(-z)))
+    assert 0.0 < platt.head_probs(np.array([0.0]))[0] < platt.head_probs(np.array([1.0]))[0] < 1.0
 
 
 def test_span_head_scores_take_each_heads_best_parent_span() -> None:
@@ -136,7 +139,7 @@ def test_span_head_scores_take_each_heads_best_parent_span() -> None:
     assert scores.shape == (2, 3)
     assert scores[0].tolist() == [-0.5, -np.inf, -np.inf]
     assert scores[1].tolist() == [-2.0, -1.0, -np.inf]  # head 1: the better of its two spans
-    probs = ArcScores(scores, np.ones(2)).head_probs(np.array([0, 1]), 1.0)
+    probs = ArcScores(scores, np.ones(2)).head_probs(np.array([0, 1]))
     assert probs[0] == 1.0 and probs[1] == pytest.approx(np.e / (1 + np.e))
 
 
@@ -157,21 +160,15 @@ def test_ece_matches_brute_force(pairs: list[tuple[float, bool]], bins: int) -> 
     assert int(reliability(p, y, bins).counts.sum()) == len(p)
 
 
-def test_the_fitted_temperature_cools_an_overconfident_model() -> None:
+def test_platt_scaling_fixes_an_over_and_underconfident_model() -> None:
     rng = np.random.default_rng(0)
-    scores, heads, gold = [], [], []
-    for _ in range(200):  # 3 words, head 0 scored 6 above the others but right only 60 % of the time
-        s = np.zeros((3, 4))  # (n, 1 + n)
-        s[:, 0] = 6.0
-        scores.append(ArcScores(s, np.ones(3)))
-        heads.append(np.zeros(3, dtype=np.int64))
-        gold.append(np.where(rng.random(3) < 0.6, 0, 1))
-    t = fit_temperature(scores, heads, gold)
-    assert t > 2.0
-    right = np.concatenate([h == g for h, g in zip(heads, gold)])
-    fitted = np.concatenate([s.head_probs(h, t) for s, h in zip(scores, heads)])
-    raw = np.concatenate([s.head_probs(h, 1.0) for s, h in zip(scores, heads)])
-    assert expected_calibration_error(fitted, right) < expected_calibration_error(raw, right)
+    raw = rng.uniform(0.0, 1.0, 5000)  # (N,)
+    truth = 1 / (1 + np.exp(-(0.5 * np.log(raw / (1 - raw)) + 1.0)))  # (N,): the real chance, flatter and higher
+    right = rng.random(5000) < truth  # (N,)
+    fitted = fit_platt(raw, right)
+    assert fitted.head_scale == pytest.approx(0.5, abs=0.1) and fitted.head_shift == pytest.approx(1.0, abs=0.15)
+    assert expected_calibration_error(fitted.head_probs(raw), right) < 0.02 < expected_calibration_error(raw, right)
+    assert fit_platt([0.9, 0.9, 0.2], [True, True, True]).head_shift < 50  # separable: finite
 
 
 # ------------------------------------------------------------------------------------------ end to end
@@ -207,13 +204,13 @@ def test_every_head_trains_fills_its_column_and_saves(annotated, tmp_path) -> No
     ]
 
 
-def test_calibrate_fits_and_saves_a_temperature(annotated) -> None:
+def test_calibrate_fits_and_saves_the_calibration(annotated) -> None:
     _, folder = annotated
     result = CliRunner().invoke(app, ["calibrate", str(folder), str(DEV), "--write"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output.splitlines()[0])
     assert 0 <= report["head_ece_fitted"] <= 100 and report["words"] == sum(map(len, read_conllu(DEV)))
-    assert load_model(folder).calibration.head_temperature == report["head_temperature"]
+    assert load_model(folder).calibration.to_dict() == {"head_scale": report["head_scale"], "head_shift": report["head_shift"]}
 
 
 def test_spacy_gets_tags_lemmas_morphology_and_confidence(annotated) -> None:

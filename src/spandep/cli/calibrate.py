@@ -1,5 +1,5 @@
-"""``spandep calibrate MODEL DEV``: measure how well a model's confidences are calibrated on dev, fit the temperature
-of its head probabilities, and (``--write``) save it with the model."""
+"""``spandep calibrate MODEL DEV``: measure how well a model's confidences are calibrated on dev, fit the mapping of
+its head probabilities (Platt scaling), and (``--write``) save it with the model."""
 
 from __future__ import annotations
 
@@ -17,19 +17,19 @@ def calibrate(
     dev: Path = typer.Argument(..., help="Dev CoNLL-U file with gold trees (never the test split)."),
     threads: int = THREADS,
     plot: Optional[Path] = typer.Option(None, "--plot", help="PNG file for the reliability diagram (needs matplotlib)."),
-    write: bool = typer.Option(False, "--write", help="Save the fitted temperature as the model's own (config.json)."),
+    write: bool = typer.Option(False, "--write", help="Save the fitted mapping as the model's own (config.json)."),
 ) -> None:
-    """Print, as JSON: the expected calibration error (10 bins) of head probabilities at temperature 1 and at the
-    temperature fitted on DEV, of label probabilities (words with the right head) and of their product (LAS)."""
+    """Print, as JSON: the expected calibration error (10 bins, in %) of raw head probabilities, of those mapped by
+    the Platt scaling fitted on DEV, of label probabilities (words with the right head) and of the product of
+    calibrated head and label probabilities against LAS."""
     with handle_errors():
         import numpy as np
         import torch
 
         from spandep.data.conllu import read_conllu
         from spandep.errors import InputFormatError
-        from spandep.evaluation.calibration import fit_temperature, plot_reliability, reliability
+        from spandep.evaluation.calibration import fit_platt, plot_reliability, reliability
         from spandep.inference import InferenceOptions
-        from spandep.models.confidence import Calibration
         from spandep.pipeline.model_io import load_model, save_calibration
 
         if not dev.is_file():
@@ -46,23 +46,22 @@ def calibrate(
         head_right = np.concatenate([h == g for h, g in zip(heads, gold_heads)])  # (N,)
         label_right = np.concatenate([[a == b for a, b in zip(p.labels, g.deprels)] for g, p in kept]) & head_right  # (N,)
         label_p = np.concatenate([s.label_probs for s in scores])  # type: ignore[union-attr]  # (N,)
-        temperature = fit_temperature(scores, heads, gold_heads)  # type: ignore[arg-type]
-
-        def head_probs(t: float) -> np.ndarray:
-            return np.concatenate([s.head_probs(h, t) for s, h in zip(scores, heads)])  # type: ignore[union-attr]  # (N,)
-
-        before, after = reliability(head_probs(1.0), head_right), reliability(head_probs(temperature), head_right)
+        raw = np.concatenate([s.head_probs(h) for s, h in zip(scores, heads)])  # type: ignore[union-attr]  # (N,)
+        fitted = fit_platt(raw, head_right)
+        calibrated = fitted.head_probs(raw)  # (N,)
+        before, after = reliability(raw, head_right), reliability(calibrated, head_right)
         report = {
             "model": str(model), "dev": str(dev), "words": int(head_right.size), "sentences_without_scores": len(gold) - len(kept),
-            "uas": round(100 * float(head_right.mean()), 2), "head_ece_t1": round(100 * before.ece, 2),
-            "head_temperature": temperature, "head_ece_fitted": round(100 * after.ece, 2),
+            "uas": round(100 * float(head_right.mean()), 2), "head_ece_raw": round(100 * before.ece, 2),
+            "head_ece_saved": round(100 * reliability(parser.calibration.head_probs(raw), head_right).ece, 2),
+            **fitted.to_dict(), "head_ece_fitted": round(100 * after.ece, 2),
             "label_ece": round(100 * reliability(label_p[head_right], label_right[head_right]).ece, 2),
-            "las_ece_fitted": round(100 * reliability(head_probs(temperature) * label_p, label_right).ece, 2),
+            "las_ece_fitted": round(100 * reliability(calibrated * label_p, label_right).ece, 2),
         }
         typer.echo(json.dumps(report))
         if plot is not None:
-            curves = {"head, T = 1": before, f"head, T = {temperature:g}": after}
+            curves = {"head, raw": before, "head, calibrated": after}
             plot_reliability(curves, str(plot), f"{model.name} on {dev.name}")
         if write:
-            save_calibration(model, Calibration(head_temperature=temperature))
-            typer.echo(f"saved head_temperature = {temperature:g} in {model / 'config.json'}")
+            save_calibration(model, fitted)
+            typer.echo(f"saved the head probabilities' calibration {json.dumps(fitted.to_dict())} in {model / 'config.json'}")

@@ -1,10 +1,10 @@
-"""Calibration of confidences: expected calibration error, reliability bins, and the temperature fitted on dev.
+"""Calibration of confidences: expected calibration error, reliability bins, and the mapping fitted on dev.
 
 A confidence ``p`` is calibrated when, among the words given ``p``, a share ``p`` is right. Words are put in
 ``BINS`` equal-width bins of confidence; ``ECE = Σ_b (n_b / N) · |accuracy_b − mean confidence_b|`` (Guo et al.,
-2017). The temperature ``T`` of head probabilities (``models/confidence.py``) is chosen on dev from a grid: the one
-with the lowest log loss of "the chosen head is right" under its head probability (decoding does not depend on ``T``,
-so one parse serves the whole grid).
+2017). The head probabilities' mapping (``models/confidence.Calibration``, Platt scaling) is fitted on dev: the
+logistic regression of "the chosen head is right" on the raw probability's logit (Newton's method; decoding does not
+depend on it, so one parse serves the fit).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spandep.models.confidence import ArcScores
+from spandep.models.confidence import Calibration, logit, sigmoid
 
-__all__ = ["BINS", "Reliability", "TEMPERATURES", "expected_calibration_error", "fit_temperature", "reliability"]
+__all__ = ["BINS", "Reliability", "expected_calibration_error", "fit_platt", "plot_reliability", "reliability"]
 
 BINS = 10
-TEMPERATURES = tuple(float(t) for t in np.round(np.exp(np.linspace(np.log(0.25), np.log(8.0), 61)), 4))  # the grid
-EPS = 1e-6
+NEWTON_STEPS = 100
+RIDGE = 1e-3
 
 
 @dataclass(frozen=True)
@@ -56,18 +56,31 @@ def expected_calibration_error(confidence: Sequence[float] | np.ndarray, correct
     return reliability(confidence, correct, bins).ece
 
 
-def fit_temperature(
-    scores: Sequence[ArcScores], heads: Sequence[np.ndarray], gold: Sequence[np.ndarray], grid: Sequence[float] = TEMPERATURES
-) -> float:
-    """The temperature of ``grid`` with the lowest log loss of the chosen ``heads`` being the ``gold`` ones, under
-    each sentence's head probabilities (``scores``; one entry per sentence, words ``1..n``)."""
-    right = np.concatenate([h == g for h, g in zip(heads, gold)]).astype(np.float64)  # (N,)
+def fit_platt(raw: Sequence[float] | np.ndarray, correct: Sequence[bool] | np.ndarray) -> Calibration:
+    """The Platt scaling ``σ(a · logit(p) + b)`` of raw probabilities with the lowest log loss against ``correct``:
+    Newton's method from the identity, each step halved until the loss falls, with a small ridge so that separable
+    data stays finite."""
+    x = logit(np.asarray(raw, dtype=np.float64))  # (N,)
+    y = np.asarray(correct, dtype=np.float64)  # (N,)
+    design = np.stack([x, np.ones_like(x)], 1)  # (N, 2)
 
-    def log_loss(t: float) -> float:
-        p = np.clip(np.concatenate([s.head_probs(h, t) for s, h in zip(scores, heads)]), EPS, 1 - EPS)  # (N,)
-        return float(-(right * np.log(p) + (1 - right) * np.log(1 - p)).mean())
+    def loss(w: np.ndarray) -> float:
+        z = design @ w  # (N,)
+        return float((np.logaddexp(0.0, z) - y * z).sum() + RIDGE / 2 * w @ w)
 
-    return min(grid, key=log_loss)
+    w = np.array([1.0, 0.0])  # (2,)
+    for _ in range(NEWTON_STEPS):
+        p = sigmoid(design @ w)  # (N,)
+        gradient = design.T @ (p - y) + RIDGE * w  # (2,)
+        hessian = (design * (p * (1 - p))[:, None]).T @ design + RIDGE * np.eye(2)  # (2, 2)
+        step = np.linalg.solve(hessian, gradient)  # (2,)
+        before = loss(w)
+        while loss(w - step) > before and np.abs(step).max() > 1e-12:
+            step = step / 2
+        w = w - step
+        if np.abs(step).max() < 1e-10:
+            break
+    return Calibration(head_scale=float(w[0]), head_shift=float(w[1]))
 
 
 def plot_reliability(curves: dict[str, Reliability], path: str, title: str) -> None:

@@ -1,8 +1,9 @@
 """Confidence of a parse: the probability of each word's chosen head and label, and a score per sentence.
 
-Every parser type gives, for each word, a score for every possible head (:class:`ArcScores`, log space); the head
-probability is their softmax at a temperature fitted on dev (:class:`Calibration`, saved with the model; 1 until
-then), read at the chosen head. docs/design.md ("Confidence") says how each parser type scores heads and labels.
+Every parser type gives, for each word, a score for every possible head (:class:`ArcScores`, log space); their
+softmax read at the chosen head is the raw head probability, which :class:`Calibration` maps through a logistic
+curve fitted on dev (Platt scaling, saved with the model; the identity until then). docs/design.md ("Confidence")
+says how each parser type scores heads and labels, and why the mapping.
 """
 
 from __future__ import annotations
@@ -23,12 +24,11 @@ class ArcScores:
     head_scores: np.ndarray
     label_probs: np.ndarray
 
-    def head_probs(self, heads: np.ndarray, temperature: float) -> np.ndarray:
-        """``(n,)`` the softmax of each word's head scores over ``temperature``, read at ``heads (n,)``."""
-        scaled = self.head_scores / temperature  # (n, 1 + n)
-        top = scaled.max(-1, keepdims=True)  # (n, 1)
+    def head_probs(self, heads: np.ndarray) -> np.ndarray:
+        """``(n,)`` the softmax of each word's head scores, read at ``heads (n,)`` (the raw head probabilities)."""
+        top = self.head_scores.max(-1, keepdims=True)  # (n, 1)
         top = np.where(np.isfinite(top), top, 0.0)  # (n, 1): a row with no possible head gives 0
-        weights = np.exp(scaled - top)  # (n, 1 + n)
+        weights = np.exp(self.head_scores - top)  # (n, 1 + n)
         chosen = weights[np.arange(len(heads)), heads]  # (n,)
         return chosen / np.maximum(weights.sum(-1), np.finfo(np.float64).tiny)  # (n,)
 
@@ -48,18 +48,39 @@ class Confidence:
 
 @dataclass(frozen=True)
 class Calibration:
-    """The temperature of head probabilities, fitted on dev (``spandep calibrate``); saved in the model table."""
+    """Platt scaling of raw head probabilities, fitted on dev (``spandep calibrate``), saved in the model table:
+    ``p → σ(head_scale · logit(p) + head_shift)``, with ``p`` clipped to ``[EPS, 1 − EPS]``; the identity (scale 1,
+    shift 0) for models saved without one."""
 
-    head_temperature: float = 1.0
+    head_scale: float = 1.0
+    head_shift: float = 0.0
 
     @classmethod
     def from_dict(cls, table: dict[str, Any] | None) -> Calibration:
         return cls(**(table or {}))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"head_temperature": self.head_temperature}
+        return {"head_scale": self.head_scale, "head_shift": self.head_shift}
+
+    def head_probs(self, raw: np.ndarray) -> np.ndarray:
+        """Calibrated head probabilities from raw ones, any shape."""
+        if self.head_scale == 1.0 and self.head_shift == 0.0:
+            return raw
+        return sigmoid(self.head_scale * logit(raw) + self.head_shift)
 
     def confidence(self, scores: ArcScores, heads: list[int]) -> Confidence:
         """The confidence of a parse with ``heads`` (words ``1..n``) from its scores."""
-        probs = scores.head_probs(np.asarray(heads, dtype=np.int64), self.head_temperature)  # (n,)
+        probs = self.head_probs(scores.head_probs(np.asarray(heads, dtype=np.int64)))  # (n,)
         return Confidence([float(p) for p in probs], [float(p) for p in scores.label_probs])
+
+
+EPS = 1e-6
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    q = np.clip(p, EPS, 1 - EPS)  # (...)
+    return np.log(q) - np.log1p(-q)  # (...)
+
+
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    return np.exp(-np.logaddexp(0.0, -z))  # (...): no overflow for large |z|
