@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -32,12 +33,33 @@ SENT = parsed(["I", "saw", "<her>"], [2, 0, 2], ["nsubj", "root", "obj"], ["# se
 
 def test_sentence_record():
     tagged = parsed(["I", "saw", "<her>"], [2, 0, 2], ["nsubj", "root", "obj"], ["# sent_id = s1", "# text = I saw <her>"])
-    tagged.words[1].upos = "VERB"
+    tagged.words[1].upos, tagged.words[1].lemma, tagged.words[1].feats = "VERB", "see", "Tense=Past"
+    nothing = [None, None, None]
     assert sentence_record(tagged) == {
         "id": "s1", "text": "I saw <her>", "tokens": ["I", "saw", "<her>"], "heads": [2, 0, 2],
-        "deprels": ["nsubj", "root", "obj"], "upos": [None, "VERB", None],
+        "deprels": ["nsubj", "root", "obj"], "upos": [None, "VERB", None], "xpos": nothing,
+        "feats": [None, "Tense=Past", None], "lemmas": [None, "see", None],
     }
-    assert set(sentence_record(Sentence.from_tokens(["x"]))) == {"tokens", "heads", "deprels", "upos"}
+    assert set(sentence_record(Sentence.from_tokens(["x"]))) == {"tokens", "heads", "deprels", "upos", "xpos", "feats", "lemmas"}
+
+
+def test_confidence_in_jsonl_and_in_misc_on_request():
+    s = parsed(["I", "saw", "<her>"], [2, 0, 2], ["nsubj", "root", "obj"])
+    for w, p in zip(s.words, (0.5, 0.25, 1.0)):
+        w.head_prob, w.label_prob = p, 1.0
+    s.words[0].misc = "SpaceAfter=No"
+    s.confidence = 0.58333333
+    record = sentence_record(s)
+    assert record["head_probs"] == [0.5, 0.25, 1.0] and record["label_probs"] == [1.0] * 3 and record["confidence"] == 0.5833
+    plain = io.StringIO()
+    write_sentences([s], plain)
+    assert "HeadProb" not in plain.getvalue() and "confidence" not in plain.getvalue()
+    marked = io.StringIO()
+    write_sentences([s], marked, confidence=True)
+    lines = marked.getvalue().splitlines()
+    assert lines[0] == "# confidence = 0.5833"
+    assert lines[1].split("\t")[9] == "SpaceAfter=No|HeadProb=0.5000|LabelProb=1.0000"
+    assert lines[2].split("\t")[9] == "HeadProb=0.2500|LabelProb=1.0000"
 
 
 def test_displacy_parse_arcs_point_from_head_to_dependent():
@@ -136,6 +158,8 @@ def test_cli_jsonl_matches_conllu(tmp_path, model):
         result = runner.invoke(app, ["parse", str(DEV), "-o", str(out), "--model", model, "--output-format", fmt])
         assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    for r in records:  # the confidence is not in plain CoNLL-U
+        assert len(r.pop("head_probs")) == len(r.pop("label_probs")) == len(r["tokens"]) and 0 <= r.pop("confidence") <= 1
     assert records == [sentence_record(s) for s in read_conllu(conllu)]
     assert records[0]["id"] == next(read_conllu(DEV)).comment("sent_id")
 

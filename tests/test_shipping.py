@@ -13,6 +13,7 @@ from spandep.data.trees import is_valid_tree
 from spandep.errors import ModelError, OptionError
 from spandep.data.sentence import Sentence, Token
 from spandep.models.heads import IGNORE as NO_TAG
+from spandep.models.heads import HeadInput
 from spandep.models.heads.upos import UposTagger
 from spandep.pipeline.int8 import dequantize, quantize
 from spandep.pipeline.model_io import load_model, resolve_device, save_model
@@ -26,10 +27,11 @@ def test_unknown_gold_tags_are_ignored_by_the_loss() -> None:
     sentence = Sentence([Token(i + 1, "w", upos=tag) for i, tag in enumerate(["VERB", "_", "X"])])
     assert tagger.gold_ids(sentence) == [1, NO_TAG, NO_TAG]
     x = torch.randn(1, 4, 4, requires_grad=True)  # (batch, 1 + n, d)
+    inputs = HeadInput.of(x, torch.ones(1, 4, dtype=torch.bool), [["w"] * 3])
     known = torch.tensor([[NO_TAG, 0, NO_TAG, NO_TAG]])  # (batch, 1 + n): only word 1 has a gold tag
-    expected = torch.nn.functional.cross_entropy(tagger(x)[0, 1:2], torch.tensor([0]))
-    assert torch.allclose(tagger.loss(x, known), expected)
-    nothing = tagger.loss(x, torch.full((1, 4), NO_TAG))
+    expected = torch.nn.functional.cross_entropy(tagger(inputs)[0, 1:2], torch.tensor([0]))
+    assert torch.allclose(tagger.loss(inputs, known), expected)
+    nothing = tagger.loss(inputs, torch.full((1, 4), NO_TAG))
     nothing.backward()  # no gold tag at all: a zero that still backpropagates
     assert nothing.item() == 0.0
 
@@ -37,7 +39,7 @@ def test_unknown_gold_tags_are_ignored_by_the_loss() -> None:
 def test_predict_returns_one_known_tag_per_word() -> None:
     tagger = UposTagger(4, ["NOUN", "VERB", "DET"]).eval()
     mask = torch.tensor([[True, True, True, False], [True, True, False, False]])  # (batch, 1 + n)
-    tags = tagger.predict(torch.randn(2, 4, 4), mask)
+    tags = tagger.predict(HeadInput.of(torch.randn(2, 4, 4), mask, [["a", "b"], ["c"]]))
     assert [len(t) for t in tags] == [2, 1] and all(t in tagger.tags for row in tags for t in row)
 
 

@@ -1,7 +1,8 @@
-"""Write a copy of a CoNLL-U file with every UPOS set to ``_`` (to measure a tagging head: parse the copy, then
-``spandep evaluate GOLD PRED`` reports UPOS accuracy against the original).
+"""Write a copy of a CoNLL-U file with every UPOS (or the columns named) set to ``_`` (to measure the output heads:
+parse the copy, then ``spandep evaluate GOLD PRED`` reports their accuracies against the original).
 
     .venv/bin/python benchmarks/scripts/blank_upos.py ../shared/data/en_ewt/en_ewt-ud-test.conllu /tmp/test-noupos.conllu
+    .venv/bin/python benchmarks/scripts/blank_upos.py IN.conllu OUT.conllu upos xpos feats lemma
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ from dataclasses import replace
 from spandep.data.conllu import read_conllu
 from spandep.data.writers import write_sentences
 
+COLUMNS = ("upos", "xpos", "feats", "lemma")
+
 
 def main() -> None:
-    if len(sys.argv) != 3:
-        sys.exit(f"usage: {sys.argv[0]} IN.conllu OUT.conllu")
-    blank = (replace(s, words=[replace(w, upos="_") for w in s.words]) for s in read_conllu(sys.argv[1]))
+    columns = sys.argv[3:] or ["upos"]
+    if len(sys.argv) < 3 or not set(columns) <= set(COLUMNS):
+        sys.exit(f"usage: {sys.argv[0]} IN.conllu OUT.conllu [{' '.join(COLUMNS)}]  (default: upos)")
+    blank = (replace(s, words=[replace(w, **dict.fromkeys(columns, "_")) for w in s.words]) for s in read_conllu(sys.argv[1]))
     write_sentences(blank, sys.argv[2], "conllu")
 
 

@@ -4,12 +4,13 @@ They are thin read-only views over :class:`spandep.data.sentence.Sentence`, the 
 readers, writers, the spaCy component and Ray work on; ``doc.data`` and ``sentence.data`` give those back.
 
 - ``Word``: the CoNLL-U columns as strings (``"_"`` where unknown), ``head`` the head :class:`Word` (``None`` for the
-  root) and ``head_id`` its 1-based number (0 for the root), ``start_char``/``end_char`` its span of ``doc.text``.
+  root) and ``head_id`` its 1-based number (0 for the root), ``start_char``/``end_char`` its span of ``doc.text``,
+  ``head_prob``/``label_prob`` the parser's probabilities of its head and label (docs/design.md, "Confidence").
 - Character offsets come from the ``TokenRange=start:end`` that raw-text tokenization writes in MISC: a word of a
   multiword token ("don't" → "do", "n't") gets its token's span. They are ``None`` where the Doc was not made from
   raw text (token lists, CoNLL-U files), so ``doc.text[word.start_char:word.end_char]`` is the word's form, or its
   multiword token's surface form, whenever it is defined.
-- ``Sentence``: a sequence of words (``sentence[0]`` is the first), ``text``, ``id`` and ``root``.
+- ``Sentence``: a sequence of words (``sentence[0]`` is the first), ``text``, ``id``, ``root`` and ``confidence``.
 - ``Doc``: a sequence of sentences, ``text`` (the raw text parsed; for other input the sentences' texts, one per
   line), ``words`` and the exports ``to_conllu``, ``to_json``, ``to_svg`` and ``to_html``.
 
@@ -130,6 +131,16 @@ class Word:
         return self._token.head or 0
 
     @property
+    def head_prob(self) -> float | None:
+        """The probability of the parser's chosen head; None where unknown (a sentence parsed without scores)."""
+        return self._token.head_prob
+
+    @property
+    def label_prob(self) -> float | None:
+        """The probability of the parser's chosen label given its head; None where unknown."""
+        return self._token.label_prob
+
+    @property
     def head(self) -> Word | None:
         """The head word; None for the root."""
         return self.sentence[self.head_id - 1] if self.head_id else None
@@ -178,6 +189,12 @@ class Sentence(Sequence[Word]):
     def id(self) -> str | None:
         """The ``# sent_id`` comment, if the sentence has one."""
         return self.data.comment("sent_id")
+
+    @property
+    def confidence(self) -> float | None:
+        """The parser's score of the tree: the mean over its words of head × label probability, its expected LAS
+        (None where unknown)."""
+        return self.data.confidence
 
     @property
     def root(self) -> Word:
@@ -230,7 +247,8 @@ class Doc(Sequence[Sentence]):
 
     def to_json(self) -> list[dict[str, Any]]:
         """One JSON-ready dict per sentence (``id``/``text`` when known, ``tokens``, ``heads``, ``deprels``,
-        ``upos``): the lines of ``spandep parse --output-format jsonl``."""
+        ``upos``, ``xpos``, ``feats``, ``lemmas``, and the confidence): the lines of ``spandep parse --output-format
+        jsonl``."""
         return [sentence_record(s) for s in self.data]
 
     def to_svg(self) -> str:

@@ -18,12 +18,17 @@ if TYPE_CHECKING:
     from spandep.tokenization.text import Tokenizer
 
 __all__ = [
-    "COUNT", "POSITIVE", "check_input", "check_model_options", "check_options", "error_message", "handle_errors",
-    "inference_options", "text_tokenizer",
+    "BATCH_TOKENS", "COUNT", "DEVICE", "POSITIVE", "THREADS", "check_input", "check_model_options", "check_options",
+    "error_message", "handle_errors", "inference_options", "text_tokenizer",
 ]
 
 COUNT = Range(0)  # an int ≥ 0 (threads: 0 is torch's default)
 POSITIVE = Range(1)  # an int ≥ 1
+
+# options shared by the commands that run a model over a dev file (tune, calibrate)
+BATCH_TOKENS = typer.Option(4000, help="Words per batch.")
+THREADS = typer.Option(0, help="Torch CPU threads (0: torch's default).")
+DEVICE = typer.Option("cpu", help="cpu, cuda, cuda:N or auto.")
 
 
 def error_message(exc: SpandepError) -> str:

@@ -9,6 +9,7 @@ from types import FrameType
 import typer
 
 from spandep.cli.benchmark_speed import benchmark_speed
+from spandep.cli.calibrate import calibrate
 from spandep.cli.convert_e5 import convert_e5
 from spandep.cli.evaluate import evaluate
 from spandep.cli.export import export
@@ -35,6 +36,7 @@ app.command()(parse)
 app.command()(evaluate)
 app.command()(tune)
 app.command()(export)
+app.command()(calibrate)
 app.command("benchmark-speed")(benchmark_speed)
 app.command("convert-e5")(convert_e5)
 app.command("train-tokenizer")(train_tokenizer)

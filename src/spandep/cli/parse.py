@@ -43,6 +43,10 @@ def parse(
     workers: int = typer.Option(1, help="Parser processes; the output is identical to one process."),
     device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto (CUDA when there is one)."),
     int8: bool = typer.Option(False, "--int8", help="CPU: int8 matrix products in the encoder (faster; accuracy cost in BENCHMARKS.md)."),
+    confidence: bool = typer.Option(
+        False, "--confidence", help="CoNLL-U: each word's head and label probabilities in MISC (HeadProb, LabelProb) "
+        "and the sentence's score in a '# confidence' comment (JSON Lines always has them).",
+    ),
 ) -> None:
     """Parse INPUT and write every sentence: as CoNLL-U with all its columns and lines plus predicted HEAD and
     DEPREL, as JSON Lines, or as pictures of the trees."""
@@ -70,7 +74,7 @@ def parse(
             parsed = parse_parallel(factory, sentences, workers, PARSE_CHUNK, stats)
         else:
             parsed = parse_stream(parser, sentences, options, PARSE_CHUNK, stats)
-        write_sentences(tqdm(parsed, desc="parsing", unit=" sent", disable=None), output, output_format)
+        write_sentences(tqdm(parsed, desc="parsing", unit=" sent", disable=None), output, output_format, confidence)
         if stats.too_long:
             typer.echo(
                 f"note: {stats.too_long} sentence(s) were too long for the span linker and were decoded without it "

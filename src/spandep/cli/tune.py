@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from spandep.checks import Range
-from spandep.cli.common import COUNT, POSITIVE, check_input, check_options, handle_errors
+from spandep.cli.common import BATCH_TOKENS, COUNT, DEVICE, POSITIVE, THREADS, check_input, check_options, handle_errors
 from spandep.errors import OptionError
 
 
@@ -21,9 +21,9 @@ def tune(
     lams: str = typer.Option("0.25,0.5,1,2,4", help="Comma-separated λ values (weight of link scores)."),
     arc_weights: str = typer.Option("0,0.5,1,2", help="Comma-separated weights of the word scorer's arcs (models with one)."),
     ablate_mutual: bool = typer.Option(False, "--ablate-mutual", help="Also score the best setting without the mutual term."),
-    batch_tokens: int = typer.Option(4000, help="Words per batch."),
-    threads: int = typer.Option(0, help="Torch CPU threads (0: torch's default)."),
-    device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto."),
+    batch_tokens: int = BATCH_TOKENS,
+    threads: int = THREADS,
+    device: str = DEVICE,
     out: Optional[Path] = typer.Option(None, "--out", help="JSON file for the whole sweep."),
     write: bool = typer.Option(False, "--write", help="Save the best setting as the model's own (config.json)."),
 ) -> None:

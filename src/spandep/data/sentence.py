@@ -15,7 +15,8 @@ ROOT_HEAD = 0
 @dataclass
 class Token:
     """One syntactic word (a CoNLL-U line with an integer ID). Columns are kept as raw strings except
-    ``id`` and ``head``; ``head`` is ``None`` where the file has ``_``."""
+    ``id`` and ``head``; ``head`` is ``None`` where the file has ``_``. A parser sets ``head_prob`` and
+    ``label_prob``, the probabilities of its chosen head and label (``None`` where unknown; not CoNLL-U columns)."""
 
     id: int
     form: str
@@ -27,6 +28,8 @@ class Token:
     deprel: str = "_"
     deps: str = "_"
     misc: str = "_"
+    head_prob: float | None = None
+    label_prob: float | None = None
 
 
 @dataclass
@@ -35,7 +38,8 @@ class Sentence:
 
     ``extra_lines`` holds multiword-token ranges and empty nodes as ``(k, raw_line)``: the raw line is
     written just before ``words[k]`` (``k == len(words)`` means after the last word).
-    ``source`` and ``line`` locate the sentence in its input for error messages.
+    ``source`` and ``line`` locate the sentence in its input for error messages. ``confidence``: a parser's
+    score of its tree, the expected share of words with the right head and label (``None`` where unknown).
     """
 
     words: list[Token]
@@ -43,6 +47,7 @@ class Sentence:
     extra_lines: list[tuple[int, str]] = field(default_factory=list)
     source: str = "<memory>"
     line: int = 0
+    confidence: float | None = None
 
     def __len__(self) -> int:
         return len(self.words)

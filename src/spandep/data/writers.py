@@ -1,8 +1,11 @@
 """Output formats besides CoNLL-U: JSON Lines, and pictures of the trees drawn by spaCy's displaCy (SVG, HTML).
 
 - ``jsonl``: one JSON object per sentence, streamed: ``id`` and ``text`` (when the sentence has ``# sent_id`` /
-  ``# text`` comments), then parallel lists ``tokens``, ``heads`` (1-based, 0 = root), ``deprels``, ``upos``
-  (``null`` where unknown).
+  ``# text`` comments), then parallel lists ``tokens``, ``heads`` (1-based, 0 = root), ``deprels``, ``upos``,
+  ``xpos``, ``feats``, ``lemmas`` (``null`` where unknown) and, for parsed sentences, ``head_probs``,
+  ``label_probs`` and the sentence's ``confidence``.
+- ``conllu`` with ``confidence=True``: each word's MISC gets ``HeadProb=…|LabelProb=…`` and the sentence a
+  ``# confidence = …`` comment (CoNLL-U is otherwise written as read, plus the parse).
 - ``svg``: one SVG picture holding every tree, one below the other, each under a caption (its id and text).
 - ``html``: one HTML page with one figure per tree, titled with the sentence's id and text; a tree wider than the
   page scrolls sideways.
@@ -23,6 +26,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from itertools import count
 from pathlib import Path
 from typing import IO, Any
@@ -31,7 +35,10 @@ from spandep.data.conllu import format_sentence
 from spandep.data.output import write_blocks
 from spandep.data.sentence import Sentence
 
-__all__ = ["OUTPUT_FORMATS", "displacy_parse", "render_html", "render_svg", "sentence_record", "tree_svg", "write_sentences"]
+__all__ = [
+    "OUTPUT_FORMATS", "confidence_in_misc", "displacy_parse", "render_html", "render_svg", "sentence_record", "tree_svg",
+    "write_sentences",
+]
 
 OUTPUT_FORMATS = ("conllu", "jsonl", "svg", "html")
 SVG_GAP = 20  # pixels between two stacked trees
@@ -45,6 +52,7 @@ LABEL_CHAR_PX = 8.5  # room for a character of an arc label
 WORD_GAP = 16  # between two words
 MARGIN = 20  # left and right of a tree
 _SIZE = re.compile(r'width="([0-9.]+)" height="([0-9.]+)"')
+DIGITS = 4  # decimals of the probabilities written out
 _TOKEN = re.compile(r'<text class="displacy-token".*?</text>', re.S)
 _ARROW = re.compile(r'<g class="displacy-arrow">.*?</g>', re.S)
 _X = re.compile(r'\bx="[-0-9.]+"')
@@ -74,8 +82,30 @@ def sentence_record(sentence: Sentence) -> dict[str, Any]:
     record["tokens"] = sentence.forms
     record["heads"] = sentence.heads
     record["deprels"] = [_known(r) for r in sentence.deprels]
-    record["upos"] = [_known(u) for u in sentence.upos]
+    for key, column in (("upos", "upos"), ("xpos", "xpos"), ("feats", "feats"), ("lemmas", "lemma")):
+        record[key] = [_known(getattr(w, column)) for w in sentence.words]
+    if sentence.confidence is not None:
+        record["head_probs"] = [_rounded(w.head_prob) for w in sentence.words]
+        record["label_probs"] = [_rounded(w.label_prob) for w in sentence.words]
+        record["confidence"] = _rounded(sentence.confidence)
     return record
+
+
+def _rounded(p: float | None) -> float | None:
+    return None if p is None else round(p, DIGITS)
+
+
+def confidence_in_misc(sentence: Sentence) -> Sentence:
+    """A copy whose words' MISC carries ``HeadProb`` and ``LabelProb`` and whose comments end with ``# confidence``
+    (unchanged where the sentence has no confidence)."""
+    if sentence.confidence is None:
+        return sentence
+    words = []
+    for w in sentence.words:
+        probs = f"HeadProb={w.head_prob:.{DIGITS}f}|LabelProb={w.label_prob:.{DIGITS}f}"
+        words.append(replace(w, misc=probs if w.misc == "_" else f"{w.misc}|{probs}"))
+    comments = [*sentence.comments, f"# confidence = {sentence.confidence:.{DIGITS}f}"]
+    return replace(sentence, words=words, comments=comments)
 
 
 def displacy_parse(sentence: Sentence) -> dict[str, Any]:
@@ -191,10 +221,13 @@ def _rendered(render: Callable[[Iterable[Sentence]], str], sentences: Iterable[S
     yield render(sentences)  # lazily: write_blocks checks the target before the sentences are parsed
 
 
-def write_sentences(sentences: Iterable[Sentence], path_or_file: str | Path | IO[str], fmt: str = "conllu") -> None:
-    """Write parsed ``sentences`` in one of :data:`OUTPUT_FORMATS` to a path, ``"-"`` (stdout) or a text stream."""
+def write_sentences(
+    sentences: Iterable[Sentence], path_or_file: str | Path | IO[str], fmt: str = "conllu", confidence: bool = False
+) -> None:
+    """Write parsed ``sentences`` in one of :data:`OUTPUT_FORMATS` to a path, ``"-"`` (stdout) or a text stream;
+    ``confidence``: CoNLL-U with the probabilities in MISC (:func:`confidence_in_misc`)."""
     if fmt == "conllu":
-        blocks: Iterable[str] = map(format_sentence, sentences)
+        blocks: Iterable[str] = (format_sentence(confidence_in_misc(s) if confidence else s) for s in sentences)
     elif fmt == "jsonl":
         blocks = (json.dumps(sentence_record(s), ensure_ascii=False) + "\n" for s in sentences)
     elif fmt in ("svg", "html"):

@@ -12,6 +12,9 @@ percentages (floats in 0..100; ``None`` where the denominator is 0).
   the GOLD DEPREL), correct = gold content word with correct head and DEPREL (full string, as LAS; the
   CoNLL 2018 script compares universal parts only). With gold tokenisation P and R differ only through
   content-ness of mislabelled words; F1 is the headline number.
+* Tagging and lemmas (meaningful when the parsed input had the column blank, ``_``): UPOS, XPOS and lemma accuracy
+  over words with a gold value (not ``_``); UFeats over all words (a gold ``_`` is "no features"), the bundle
+  compared as a whole.
 * Exact match: share of sentences whose words all have the correct head (UAS) / head and DEPREL (LAS).
 * Per label (gold and predicted DEPREL, full string): support = gold words with the label, predicted =
   predicted words with the label, correct = words with that label in both and the correct head;
@@ -47,6 +50,7 @@ __all__ = [
 ]
 
 CLAS_FUNCTION_RELATIONS = frozenset({"aux", "case", "cc", "clf", "cop", "det", "mark", "punct"})
+TAG_COLUMNS = (("upos", "UPOS"), ("xpos", "XPOS"), ("feats", "UFeats"), ("lemma", "Lemmas"))  # Token column, name
 
 # (name, low, high) with inclusive bounds; high None = no upper bound.
 Bins = Sequence[tuple[str, int, "int | None"]]
@@ -143,6 +147,9 @@ class EvalReport:
     exact_uas: float | None
     exact_las: float | None
     upos: float | None = None  # tagging accuracy over words with a gold UPOS; meaningful when the input was untagged
+    xpos: float | None = None  # likewise for XPOS, FEATS (all words) and lemmas
+    feats: float | None = None
+    lemma: float | None = None
     counts: dict[str, int] = field(default_factory=dict)
     per_label: list[LabelScore] = field(default_factory=list)
     by_sentence_length: list[BinScore] = field(default_factory=list)
@@ -181,8 +188,11 @@ class EvalReport:
             f"{c.get('exact_uas_sentences', 0)} / {self.sentences} sentences",
             f"{'exact match LAS':<22}{num(self.exact_las):>8}   "
             f"{c.get('exact_las_sentences', 0)} / {self.sentences} sentences",
-            f"{'UPOS accuracy':<22}{num(self.upos):>8}   {c.get('upos_correct', 0)} / {c.get('upos_gold', 0)}"
-            " (tagging; meaningful when the parsed input had no UPOS)",
+            *(
+                f"{name + ' accuracy':<22}{num(getattr(self, column)):>8}   {c.get(column + '_correct', 0)} / "
+                f"{c.get(column + '_gold', 0)}" + (" (meaningful when the parsed input had these columns blank)" if column == "upos" else "")
+                for column, name in TAG_COLUMNS
+            ),
             "",
             self.punct_rule,
             "LAS and CLAS compare the full DEPREL (subtypes included). Breakdowns include punctuation.",
@@ -270,7 +280,8 @@ def evaluate(
     punct_words = 0
     clas_correct = clas_gold = clas_pred = 0
     exact_uas = exact_las = 0
-    upos_gold = upos_correct = 0
+    tag_gold: Counter[str] = Counter()
+    tag_correct: Counter[str] = Counter()
     label_support: Counter[str] = Counter()
     label_pred: Counter[str] = Counter()
     label_correct: Counter[str] = Counter()
@@ -329,9 +340,11 @@ def evaluate(
             all_uas = all_uas and head_ok
             all_las = all_las and label_ok
             all_words.add(head_ok, label_ok)
-            if gw.upos != "_":
-                upos_gold += 1
-                upos_correct += pw.upos == gw.upos
+            for column, _ in TAG_COLUMNS:
+                gold_value = getattr(gw, column)
+                if gold_value != "_" or column == "feats":
+                    tag_gold[column] += 1
+                    tag_correct[column] += getattr(pw, column) == gold_value
             if is_punct(gw):
                 punct_words += 1
             else:
@@ -385,8 +398,7 @@ def evaluate(
         "clas_predicted": clas_pred,
         "exact_uas_sentences": exact_uas,
         "exact_las_sentences": exact_las,
-        "upos_gold": upos_gold,
-        "upos_correct": upos_correct,
+        **{f"{column}_{kind}": counter[column] for column, _ in TAG_COLUMNS for kind, counter in (("gold", tag_gold), ("correct", tag_correct))},
     }
     return EvalReport(
         gold_source=g_src or "<gold>",
@@ -403,7 +415,7 @@ def evaluate(
         clas_f1=_f1(clas_correct, clas_pred, clas_gold),
         exact_uas=_pct(exact_uas, n_sent),
         exact_las=_pct(exact_las, n_sent),
-        upos=_pct(upos_correct, upos_gold),
+        **{column: _pct(tag_correct[column], tag_gold[column]) for column, _ in TAG_COLUMNS},  # type: ignore[arg-type]
         counts=counts,
         per_label=per_label,
         by_sentence_length=[acc.score(name, True) for (name, _, _), acc in zip(SENTENCE_LENGTH_BINS, by_len)],

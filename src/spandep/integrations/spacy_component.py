@@ -1,4 +1,5 @@
-"""The spaCy pipeline component ``"spandep"``: dependency trees (and UPOS where the model predicts it) on spaCy Docs.
+"""The spaCy pipeline component ``"spandep"``: dependency trees (and tags, features and lemmas where the model
+predicts them) with their confidence on spaCy Docs.
 
 ``nlp = spacy.blank("en"); nlp.add_pipe("spandep", config={"model": None})`` (``None``: ``$SPANDEP_MODEL``, else the
 shipped model; other settings: ``decoder``, ``batch_tokens`` and ``inference``, a table of the model's inference
@@ -9,8 +10,12 @@ settings such as ``{"k": 5}``, as in :func:`spandep.load`).
   sentences by the model's tokenizer, as ``spandep parse --input-format text`` does (a sentence starts at the first
   spaCy token at or after its first character). Either way spaCy's tokens are kept.
 - Sets ``token.head`` (a root is its own head), ``token.dep_`` (UD relations; the root's is ``root``) and, where
-  the model outputs UPOS, ``token.pos_``; ``doc.sents`` then follows the trees. POS tags already on the Doc are
-  given to models that take UPOS as input.
+  the model has the output heads, ``token.pos_`` (UPOS), ``token.tag_`` (XPOS), ``token.morph`` (FEATS) and
+  ``token.lemma_``; ``doc.sents`` then follows the trees. Annotations already on the Doc are kept (and POS tags are
+  given to models that take UPOS as input).
+- Confidence (extension attributes): ``token._.head_prob`` and ``token._.label_prob``, the probabilities of the
+  token's chosen head and label, and ``span._.confidence`` of a sentence (``doc.sents``), the mean over its words of
+  their product (its expected LAS); ``None`` where unknown (whitespace tokens).
 - Whitespace tokens are not parsed: each is attached to the word before it in its sentence (else the one after)
   with the label ``dep``.
 
@@ -27,6 +32,7 @@ import numpy as np
 from spacy.language import Language
 from spacy.parts_of_speech import IDS as POS_IDS
 from spacy.tokens import Doc, Span
+from spacy.tokens import Token as SpacyToken
 from spacy.util import minibatch
 
 from spandep.data.sentence import Sentence, Token
@@ -39,6 +45,20 @@ if TYPE_CHECKING:
 __all__ = ["SPACE_LABEL", "SpandepComponent", "make_spandep"]
 
 SPACE_LABEL = "dep"  # relation of a whitespace token to the word before it
+COLUMNS = (("TAG", "xpos"), ("LEMMA", "lemma"), ("MORPH", "feats"))  # spaCy attribute, Token column
+
+
+def _sentence_confidence(span: Span) -> float | None:
+    """The mean over the span's words of head probability × label probability (``None`` without any)."""
+    probs = [t._.head_prob * t._.label_prob for t in span if t._.head_prob is not None]
+    return sum(probs) / len(probs) if probs else None
+
+
+for _name in ("head_prob", "label_prob"):
+    if not SpacyToken.has_extension(_name):
+        SpacyToken.set_extension(_name, default=None)
+if not Span.has_extension("confidence"):
+    Span.set_extension("confidence", getter=_sentence_confidence)
 
 
 def sentence_ranges(doc: Doc, tokenizer: "Tokenizer") -> list[tuple[int, int]]:
@@ -85,10 +105,14 @@ class SpandepComponent:
 
 
 def _sentence(span: Span) -> Sentence:
-    """The words (non-whitespace tokens) of ``span`` as a spandep sentence, with their POS tags if the Doc has any."""
-    tagged = span.doc.has_annotation("POS")
-    words = [t for t in span if not t.is_space]
-    return Sentence([Token(i + 1, t.text, upos=(t.pos_ or "_") if tagged else "_") for i, t in enumerate(words)])
+    """The words (non-whitespace tokens) of ``span`` as a spandep sentence, with the POS tags, tags, lemmas and
+    features the Doc has (``_`` elsewhere: the model fills those)."""
+    present = [(attr, column) for attr, column in (("POS", "upos"), *COLUMNS) if span.doc.has_annotation(attr)]
+    words = []
+    for i, t in enumerate(t for t in span if not t.is_space):
+        given = {"upos": t.pos_, "xpos": t.tag_, "lemma": t.lemma_, "feats": str(t.morph)}
+        words.append(Token(i + 1, t.text, **{column: given[column] or "_" for _, column in present}))
+    return Sentence(words)
 
 
 def _set_trees(doc: Doc, trees: list[tuple[int, int, Sentence]]) -> None:
@@ -99,6 +123,7 @@ def _set_trees(doc: Doc, trees: list[tuple[int, int, Sentence]]) -> None:
     heads = np.arange(n, dtype=np.int64)  # (n,) absolute head index; a root points at itself
     deps = np.zeros(n, dtype=np.uint64)  # (n,) label string ids
     pos = doc.to_array(["POS"]).astype(np.uint64).reshape(n)  # (n,) POS ids, kept where the model gives none
+    kept = doc.to_array([attr for attr, _ in COLUMNS]).astype(np.uint64).reshape(n, len(COLUMNS))  # (n, 3) likewise
     space = doc.vocab.strings.add(SPACE_LABEL)
     for start, end, sentence in trees:
         words = [i for i in range(start, end) if not doc[i].is_space]
@@ -106,6 +131,11 @@ def _set_trees(doc: Doc, trees: list[tuple[int, int, Sentence]]) -> None:
             heads[i] = words[w.head - 1] if w.head else i
             deps[i] = doc.vocab.strings.add(w.deprel)
             pos[i] = POS_IDS.get(w.upos, pos[i])
+            for j, (attr, column) in enumerate(COLUMNS):
+                value = getattr(w, column)
+                if value != "_":  # unknown, or for FEATS no features: what the Doc has is kept
+                    kept[i, j] = doc.vocab.morphology.add(value) if attr == "MORPH" else doc.vocab.strings.add(value)
+            doc[i]._.head_prob, doc[i]._.label_prob = w.head_prob, w.label_prob
         previous = words[0]
         for i in range(start, end):
             if doc[i].is_space:
@@ -113,14 +143,17 @@ def _set_trees(doc: Doc, trees: list[tuple[int, int, Sentence]]) -> None:
             else:
                 previous = i
     relative = (heads - np.arange(n)).view(np.uint64)  # (n,) spaCy's relative heads, two's complement
-    columns = np.stack([relative, deps, pos], axis=1)  # (n, 3)
-    doc.from_array(["HEAD", "DEP", "POS"], columns)  # type: ignore[arg-type]  # thinc's Ints2d is an ndarray
+    columns = np.concatenate([np.stack([relative, deps, pos], axis=1), kept], axis=1)  # (n, 6)
+    doc.from_array(["HEAD", "DEP", "POS", *(attr for attr, _ in COLUMNS)], columns)  # type: ignore[arg-type]  # thinc's Ints2d is an ndarray
 
 
 @Language.factory(
     "spandep",
     default_config={"model": None, "decoder": None, "batch_tokens": 4000, "inference": {}},
-    assigns=["token.head", "token.dep", "token.pos", "token.is_sent_start", "doc.sents"],
+    assigns=[
+        "token.head", "token.dep", "token.pos", "token.tag", "token.lemma", "token.morph", "token.is_sent_start",
+        "doc.sents", "token._.head_prob", "token._.label_prob",
+    ],
 )
 def make_spandep(
     nlp: Language,

@@ -11,7 +11,8 @@ A parser type is a :class:`Parser` subclass registered in ``spandep.models.PARSE
 
 and implements :meth:`Parser.loss` and :meth:`Parser.parse`. Output heads (``spandep.models.heads``) attach to any
 parser type: they read the encoder's word vectors, train with the parser's loss (:meth:`Parser.heads_loss`) and
-fill their column (:meth:`Parser.annotate`).
+fill their column (:meth:`Parser.annotate`). Each parse carries its arcs' scores (:class:`ArcScores`), from which
+the confidence of every head and label follows (:attr:`Parser.calibration`, ``models/confidence.py``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from spandep.data.vocab import build_vocab
 from spandep.decoding import DECODERS
 from spandep.encoders.base import WordEncoder, sentence_features
 from spandep.inference import InferenceOptions, InferenceStats
-from spandep.models.heads import HEADS, IGNORE
+from spandep.models.confidence import ArcScores, Calibration
+from spandep.models.heads import HEADS, IGNORE, HeadInput
 from spandep.registry import SettingsCheck
 
 __all__ = ["Parse", "Parser"]
@@ -38,12 +40,15 @@ __all__ = ["Parse", "Parser"]
 
 @dataclass(frozen=True)
 class Parse:
-    """What a parser predicts for one sentence: heads (0 = ROOT) and dependency labels of words ``1..n``, and the
-    columns its output heads fill (``{"upos": [...]}``), each one value per word."""
+    """What a parser predicts for one sentence: heads (0 = ROOT) and dependency labels of words ``1..n``, the
+    columns its output heads fill (``{"upos": [...]}``), each one value per word, and the scores its confidence is
+    read from (``None`` for a sentence decoded without any: empty, or too long for a span linker and parsed from
+    span scores alone)."""
 
     heads: list[int]
     labels: list[str]
     columns: dict[str, list[str]] = field(default_factory=dict)
+    scores: ArcScores | None = None
 
 
 class Parser(SettingsCheck, nn.Module):
@@ -61,6 +66,7 @@ class Parser(SettingsCheck, nn.Module):
         self.labels = list(labels)
         self.label_index = {r: i for i, r in enumerate(self.labels)}
         self.heads = nn.ModuleDict()
+        self.calibration = Calibration()
         unknown = sorted(set(inference or {}) - set(self.inference_defaults))
         if unknown:
             raise ValueError(self._not_mine(unknown))
@@ -78,9 +84,10 @@ class Parser(SettingsCheck, nn.Module):
         """Build over ``encoder`` from a config (``config_from_data`` plus ``heads`` and ``inference``, or a saved
         model's); ``folder``: the saved model's folder, for parts that keep files there (``None``: from their
         base packages)."""
-        args = {k: v for k, v in config.items() if k not in ("model_type", "heads")}
+        args = {k: v for k, v in config.items() if k not in ("model_type", "heads", "calibration")}
         model = cls(encoder, **args, **cls.saved_files(folder))
         model.attach_heads(config.get("heads") or {})
+        model.calibration = Calibration.from_dict(config.get("calibration"))
         return model
 
     @classmethod
@@ -106,6 +113,7 @@ class Parser(SettingsCheck, nn.Module):
             **self.hparams(),
             "heads": {name: head.export_config() for name, head in self.heads.items()},
             "inference": self.inference.given(),
+            "calibration": self.calibration.to_dict(),
         }
 
     def hparams(self) -> dict[str, Any]:
@@ -138,20 +146,27 @@ class Parser(SettingsCheck, nn.Module):
         return DECODERS.get(self.decoders[str(options.decoder)])
 
     # ------------------------------------------------------------------ heads
-    def annotate(self, x: torch.Tensor, word_mask: torch.Tensor) -> list[dict[str, list[str]]]:
-        """The output heads' columns of each sentence of a batch, from word vectors ``(batch, 1 + n, d)``."""
-        per_head = {name: head.predict(x, word_mask) for name, head in self.heads.items()}
+    def annotate(self, x: torch.Tensor, word_mask: torch.Tensor, forms: Sequence[Sequence[str]]) -> list[dict[str, list[str]]]:
+        """The output heads' columns of each sentence of a batch, from word vectors ``(batch, 1 + n, d)`` and the
+        sentences' forms."""
+        if not self.heads:
+            return [{} for _ in forms]
+        inputs = HeadInput.of(x, word_mask, forms)
+        per_head = {name: head.predict(inputs) for name, head in self.heads.items()}
         return [{name: values[b] for name, values in per_head.items()} for b in range(x.size(0))]
 
     def heads_loss(self, x: torch.Tensor, batch: dict[str, Any]) -> torch.Tensor | float:
-        """The sum of the output heads' losses on word vectors ``(batch, 1 + n, d)`` (0 without heads)."""
-        return sum((head.loss(x, batch[f"gold_{name}"]) for name, head in self.heads.items()), 0.0)
+        """The output heads' losses on word vectors ``(batch, 1 + n, d)``, each times its ``weight`` (0 without
+        heads)."""
+        inputs = HeadInput.of(x, batch["word_mask"], batch["forms"])
+        return sum((head.weight * head.loss(inputs, batch[f"gold_{name}"]) for name, head in self.heads.items()), 0.0)
 
     # ------------------------------------------------------------------ training
     def training_features(self, sentence: Sentence) -> dict[str, Any]:
         """One training sentence's features, computed once: the encoder's, gold heads and label ids, and each output
-        head's gold ids (position 0, ROOT, is padding)."""
+        head's gold ids (position 0, ROOT, is padding), and the forms (for the heads' word features)."""
         f = sentence_features(self.encoder, sentence.forms, sentence.upos)
+        f["forms"] = sentence.forms
         f["heads"] = np.asarray([0] + [int(h or 0) for h in sentence.heads], dtype=np.int64)  # trees checked on reading
         f["rels"] = np.asarray([0] + [self.label_index[r] for r in sentence.deprels], dtype=np.int64)
         for name, head in self.heads.items():
@@ -167,7 +182,7 @@ class Parser(SettingsCheck, nn.Module):
             for b, f in enumerate(features):
                 t[b, : len(f[key])] = torch.from_numpy(f[key])
             batch[key] = t
-        return {key: v.to(device) for key, v in batch.items()}
+        return {key: v.to(device) for key, v in batch.items()} | {"forms": [f["forms"] for f in features]}
 
     def loss(self, batch: dict[str, Any]) -> torch.Tensor:
         """The training loss of one :meth:`training_batch` (output heads' losses included)."""

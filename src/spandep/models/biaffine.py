@@ -16,6 +16,7 @@ from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
 from spandep.inference import InferenceOptions, InferenceStats
 from spandep.masking import MASKED
 from spandep.models.base import Parse, Parser
+from spandep.models.confidence import ArcScores
 from spandep.models.layers import MLP, Biaffine, evaluating
 
 
@@ -118,12 +119,17 @@ class BiaffineParser(Parser):
                 s_arc, rel_reps = self.scorer.score(x, batch["word_mask"])  # (batch, 1 + n, 1 + n)
                 n = torch.tensor([lengths[i] for i in idx])  # (batch,)
                 heads = decode(s_arc.log_softmax(-1), n)  # (batch, 1 + n)
-                labels = self.scorer.label_scores(rel_reps, heads).argmax(-1)  # (batch, 1 + n)
-                columns = self.annotate(x, batch["word_mask"])
+                s_rel = self.scorer.label_scores(rel_reps, heads)  # (batch, 1 + n, labels)
+                labels = s_rel.argmax(-1)  # (batch, 1 + n)
+                label_probs = s_rel.softmax(-1).gather(-1, labels.unsqueeze(-1)).squeeze(-1)  # (batch, 1 + n)
+                columns = self.annotate(x, batch["word_mask"], [sentences[i].forms for i in idx])
+                arc_scores = s_arc.double().cpu().numpy()  # (batch, 1 + n, 1 + n) [dependent, head]
+                label_p = label_probs.double().cpu().numpy()  # (batch, 1 + n)
                 for row, i in enumerate(idx):
                     k = lengths[i]
                     ids = labels[row, 1 : k + 1].tolist()
-                    results[i] = Parse(heads[row, 1 : k + 1].tolist(), [self.labels[j] for j in ids], columns[row])
+                    scores = ArcScores(arc_scores[row, 1 : k + 1, : k + 1], label_p[row, 1 : k + 1])
+                    results[i] = Parse(heads[row, 1 : k + 1].tolist(), [self.labels[j] for j in ids], columns[row], scores)
         if stats is not None:
             stats.add(InferenceStats(sentences=len(sentences), seconds=time.perf_counter() - t0))
         return results

@@ -21,6 +21,7 @@ from spandep.checks import device_problem
 from spandep.errors import ModelError, OptionError
 from spandep.inference import InferenceOptions
 from spandep.models import ENCODER_ASSETS, PARSERS, Parser, build_model
+from spandep.models.confidence import Calibration
 from spandep.tokenization.text import TOKENIZER_FOLDER
 from spandep.pipeline.int8 import dequantize, dynamic_int8, quantize
 from spandep.registry import UnknownNameError
@@ -137,13 +138,23 @@ def _write_json(path: Path, content: dict[str, Any]) -> None:
 def save_inference(directory: str | Path, settings: InferenceOptions, choice: dict[str, Any]) -> None:
     """Make ``settings`` the saved inference settings of the model folder (``config.json``'s ``model.inference``),
     with ``choice`` (how they were chosen) in ``CHOICE_FILE`` beside it; the weights are not touched."""
+    _set_model_entry(directory, "inference", settings.given())
+    _write_json(Path(directory) / CHOICE_FILE, choice)
+
+
+def save_calibration(directory: str | Path, calibration: Calibration) -> None:
+    """Make ``calibration`` the model folder's own (``config.json``'s ``model.calibration``); weights untouched."""
+    _set_model_entry(directory, "calibration", calibration.to_dict())
+
+
+def _set_model_entry(directory: str | Path, key: str, value: Any) -> None:
+    """Replace ``config.json``'s ``model[key]`` in a format-2 model folder."""
     directory = Path(directory)
     config = read_model_config(directory)
     if config["format_version"] != FORMAT_VERSION:
         raise ModelError(f"{directory}: a format-{config['format_version']} folder; save it again with this spandep first")
-    config["model"]["inference"] = settings.given()
+    config["model"][key] = value
     _write_json(directory / "config.json", config)
-    _write_json(directory / CHOICE_FILE, choice)
 
 
 def resolve_device(name: str) -> torch.device:

@@ -13,16 +13,20 @@ from itertools import islice
 from spandep.data.sentence import Sentence
 from spandep.inference import InferenceOptions, InferenceStats
 from spandep.models.base import Parse, Parser
+from spandep.models.confidence import Calibration
 
 
-def with_tree(sentence: Sentence, parse: Parse) -> Sentence:
-    """A copy of ``sentence`` with HEAD and DEPREL replaced, and each column of ``parse.columns`` (a word attribute
-    such as ``upos``) filled in where it was ``_``; every other column and line is kept."""
+def with_tree(sentence: Sentence, parse: Parse, calibration: Calibration | None = None) -> Sentence:
+    """A copy of ``sentence`` with HEAD and DEPREL replaced, each column of ``parse.columns`` (a word attribute
+    such as ``upos``) filled in where it was ``_``, and the parse's confidence (with the model's ``calibration``)
+    where it has scores; every other column and line is kept."""
+    confidence = None if parse.scores is None else (calibration or Calibration()).confidence(parse.scores, parse.heads)
     words = []
     for i, (w, h, r) in enumerate(zip(sentence.words, parse.heads, parse.labels)):
         filled = {name: values[i] for name, values in parse.columns.items() if getattr(w, name) == "_"}
-        words.append(replace(w, head=h, deprel=r, **filled))
-    return replace(sentence, words=words)
+        probs = {"head_prob": confidence.head[i], "label_prob": confidence.label[i]} if confidence else {}
+        words.append(replace(w, head=h, deprel=r, **filled, **probs))
+    return replace(sentence, words=words, confidence=None if confidence is None else confidence.sentence)
 
 
 def parse_stream(
@@ -36,4 +40,4 @@ def parse_stream(
     it = iter(sentences)
     while chunk := list(islice(it, chunk_size)):
         for s, parse in zip(chunk, model.parse(chunk, options, stats)):
-            yield with_tree(s, parse)
+            yield with_tree(s, parse, model.calibration)

@@ -1,4 +1,4 @@
-"""Output heads: per-word classifiers on the shared encoder's word vectors (UPOS, and more to come), trained
+"""Output heads: per-word classifiers on the shared encoder's word vectors (UPOS, XPOS, FEATS, lemmas), trained
 jointly with any parser type and filling their CoNLL-U column where the input has ``_``.
 
 ``HEADS`` is the registry: a new head is one file (an :class:`OutputHead` subclass) plus one line here; a training
@@ -7,10 +7,13 @@ config switches it on with a table ``[heads.NAME]``.
 
 from __future__ import annotations
 
-from spandep.models.heads.base import IGNORE, OutputHead
+from spandep.models.heads.base import IGNORE, HeadInput, OutputHead
 from spandep.registry import Registry
 
 HEADS: Registry[type[OutputHead]] = Registry("output head")
 HEADS.add("upos", "spandep.models.heads.upos:UposTagger")
+HEADS.add("xpos", "spandep.models.heads.xpos:XposTagger")
+HEADS.add("feats", "spandep.models.heads.feats:FeatsTagger")
+HEADS.add("lemma", "spandep.models.heads.lemma:Lemmatizer")
 
-__all__ = ["HEADS", "IGNORE", "OutputHead"]
+__all__ = ["HEADS", "IGNORE", "HeadInput", "OutputHead"]

@@ -1,26 +1,92 @@
-"""The interface of an output head: a per-word classifier over the parser's word vectors."""
+"""The interface of an output head (a per-word predictor over the parser's word vectors) and the classifier every
+head so far is: a class per word from a vocabulary of strings, with optional casing and suffix features.
+
+The casing feature exists because the shipped encoder (all-MiniLM-L6-v2) is uncased: its vectors for ``Apple`` and
+``apple`` are the same, so a head that must tell NNP from NN or keep a lemma's capital needs the form's casing from
+elsewhere. :func:`word_shape` gives each word one of ``N_SHAPES`` casing classes; a head with ``casing = D``
+embeds it in ``D`` dimensions beside the word vector. The suffix feature gives the characters a word piece hides
+(``running`` is one piece; its lemma script cuts ``ning``): the lower-cased form's last 1 to ``SUFFIX_CHARS``
+characters, each hashed into ``SUFFIX_BUCKETS`` buckets, their embeddings summed (``suffix = D`` dimensions).
+docs/design.md, "Output heads", has the measurements.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import zlib
+
+import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from spandep.data.sentence import Sentence
+from spandep.data.vocab import build_vocab
+from spandep.models.layers import MLP
 
 IGNORE = -100  # gold id of words whose value is unknown ("_") or outside the head's classes: ignored by the loss
+SHAPES = ("<pad>", "lower", "Title", "UPPER", "miXed", "uncased")  # casing classes; 0 pads ROOT and padding
+N_SHAPES = len(SHAPES)
+SUFFIX_CHARS = 4
+SUFFIX_BUCKETS = 4096  # bucket 0 pads
+
+
+def word_shape(form: str) -> int:
+    """The casing class of a form (an index into ``SHAPES``): no cased letter, all lower, first upper and the rest
+    lower, all upper (two letters or more), or mixed."""
+    cased = [c for c in form if c.islower() or c.isupper()]
+    if not cased:
+        return 5
+    if all(c.islower() for c in cased):
+        return 1
+    if cased[0].isupper() and all(c.islower() for c in cased[1:]):
+        return 2
+    return 3 if all(c.isupper() for c in cased) else 4
+
+
+def word_suffixes(form: str) -> list[int]:
+    """Hash buckets ``1..SUFFIX_BUCKETS - 1`` of the lower-cased form's last 1..``SUFFIX_CHARS`` characters (0 where
+    the form is shorter); a stable hash, the same in every process."""
+    low = form.lower()
+    return [1 + zlib.crc32(f"{k}:{low[-k:]}".encode()) % (SUFFIX_BUCKETS - 1) if k <= len(low) else 0 for k in range(1, SUFFIX_CHARS + 1)]
+
+
+@dataclass(frozen=True)
+class HeadInput:
+    """What a head reads for a batch: the word vectors, which positions are words (ROOT included), the forms of
+    words ``1..n`` of each sentence and, from them, the words' casing classes and suffix buckets (0 at ROOT and
+    padding)."""
+
+    vectors: torch.Tensor  # (batch, 1 + n, d)
+    word_mask: torch.Tensor  # (batch, 1 + n)
+    forms: Sequence[Sequence[str]]
+    shapes: torch.Tensor  # (batch, 1 + n)
+    suffixes: torch.Tensor  # (batch, 1 + n, SUFFIX_CHARS)
+
+    @classmethod
+    def of(cls, vectors: torch.Tensor, word_mask: torch.Tensor, forms: Sequence[Sequence[str]]) -> HeadInput:
+        """The input of a batch of sentences with these forms."""
+        shapes = torch.zeros(word_mask.shape, dtype=torch.long)  # (batch, 1 + n)
+        suffixes = torch.zeros(*word_mask.shape, SUFFIX_CHARS, dtype=torch.long)  # (batch, 1 + n, SUFFIX_CHARS)
+        for b, words in enumerate(forms):
+            shapes[b, 1 : len(words) + 1] = torch.tensor([word_shape(f) for f in words], dtype=torch.long)  # (n,)
+            suffixes[b, 1 : len(words) + 1] = torch.tensor([word_suffixes(f) for f in words], dtype=torch.long).view(-1, SUFFIX_CHARS)  # (n, SUFFIX_CHARS)
+        return cls(vectors, word_mask, forms, shapes.to(vectors.device), suffixes.to(vectors.device))
 
 
 class OutputHead(nn.Module):
     """Subclasses declare ``name`` (registry name and ``[heads.NAME]`` table), ``column`` (the CoNLL-U column,
     a :class:`~spandep.data.sentence.Token` attribute, that they fill) and ``config_defaults``, and implement the
-    methods below. Position 0 of every tensor is ROOT and is never scored."""
+    methods below. Position 0 of every tensor is ROOT and is never scored. ``weight`` scales the head's loss in the
+    joint training loss."""
 
     name: ClassVar[str]
     column: ClassVar[str]
     config_defaults: ClassVar[dict[str, Any]] = {}
+    weight: float = 1.0
 
     @classmethod
     def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
@@ -39,10 +105,85 @@ class OutputHead(nn.Module):
         """Gold class id of each word (``IGNORE`` where unknown)."""
         raise NotImplementedError
 
-    def loss(self, x: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
-        """Training loss from word vectors ``(batch, 1 + n, n_in)`` and gold ids ``(batch, 1 + n)``."""
+    def loss(self, inputs: HeadInput, gold: torch.Tensor) -> torch.Tensor:
+        """Training loss from a batch's inputs and gold ids ``(batch, 1 + n)``."""
         raise NotImplementedError
 
-    def predict(self, x: torch.Tensor, word_mask: torch.Tensor) -> list[list[str]]:
+    def predict(self, inputs: HeadInput) -> list[list[str]]:
         """The column's value for each word ``1..n`` of each sentence."""
         raise NotImplementedError
+
+
+class ClassifierHead(OutputHead):
+    """One class per word from ``tags`` (strings taken from the training data): dropout, the casing and suffix
+    embeddings (``casing`` and ``suffix`` dimensions, 0 = none) beside the word vector, an optional hidden layer
+    (``hidden`` units, 0 = none) and a linear layer; cross-entropy against the gold class.
+
+    Subclasses say which string is a word's class (:meth:`gold_class`, ``"_"`` = unknown) and how a class becomes the
+    column's value for a form (:meth:`value`); both default to the column itself."""
+
+    config_defaults = {"dropout": 0.33, "weight": 1.0, "casing": 0, "suffix": 0, "hidden": 0}
+
+    def __init__(
+        self, n_in: int, tags: Sequence[str], dropout: float = 0.33, weight: float = 1.0, casing: int = 0, suffix: int = 0, hidden: int = 0
+    ) -> None:
+        super().__init__()
+        self.tags = list(tags)
+        self.index = {t: i for i, t in enumerate(self.tags)}
+        self.weight = weight
+        self.hparams: dict[str, Any] = {
+            "tags": self.tags, "dropout": dropout, "weight": weight, "casing": casing, "suffix": suffix, "hidden": hidden,
+        }
+        self.dropout = nn.Dropout(dropout)
+        self.shape_embed = nn.Embedding(N_SHAPES, casing) if casing else None
+        self.suffix_embed = nn.EmbeddingBag(SUFFIX_BUCKETS, suffix, mode="sum", padding_idx=0) if suffix else None
+        width = n_in + casing + suffix
+        self.hidden = MLP(width, hidden, dropout) if hidden else None
+        self.out = nn.Linear(hidden or width, len(self.tags))
+
+    @classmethod
+    def gold_class(cls, form: str, value: str) -> str:
+        """A word's class from its form and its gold value in the column (``"_"``: unknown, ignored)."""
+        return value
+
+    def value(self, tag: str, form: str) -> str:
+        """The column's value for ``form`` given its predicted class ``tag``."""
+        return tag
+
+    @classmethod
+    def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
+        """The classes are every known class of the training data; ``ValueError`` when it has none."""
+        tags = build_vocab(c for s in train for w in s.words if (c := cls.gold_class(w.form, getattr(w, cls.column))) != "_")
+        if not tags:
+            raise ValueError(f"the training data has no {cls.column.upper()} column: leave out [heads.{cls.name}]")
+        return {"tags": tags, **settings}
+
+    def export_config(self) -> dict[str, Any]:
+        return dict(self.hparams)
+
+    def gold_ids(self, sentence: Sentence) -> list[int]:
+        return [self.index.get(self.gold_class(w.form, getattr(w, self.column)), IGNORE) for w in sentence.words]
+
+    def forward(self, inputs: HeadInput) -> torch.Tensor:
+        parts = [inputs.vectors]  # (batch, 1 + n, d)
+        if self.shape_embed is not None:
+            parts.append(self.shape_embed(inputs.shapes))  # (batch, 1 + n, casing)
+        if self.suffix_embed is not None:
+            flat = self.suffix_embed(inputs.suffixes.flatten(0, 1))  # (batch · (1 + n), suffix)
+            parts.append(flat.view(*inputs.suffixes.shape[:2], -1))  # (batch, 1 + n, suffix)
+        x = self.dropout(torch.cat(parts, -1) if len(parts) > 1 else parts[0])  # (batch, 1 + n, d + casing + suffix)
+        if self.hidden is not None:
+            x = self.hidden(x)  # (batch, 1 + n, hidden)
+        return self.out(x)  # (batch, 1 + n, tags)
+
+    def loss(self, inputs: HeadInput, gold: torch.Tensor) -> torch.Tensor:
+        """Mean cross-entropy over words with a known gold class; ``gold (batch, 1 + n)`` holds ``IGNORE`` elsewhere."""
+        scores = self(inputs)  # (batch, 1 + n, tags)
+        if not bool((gold != IGNORE).any()):
+            return scores.sum() * 0.0
+        return F.cross_entropy(scores.flatten(0, 1), gold.flatten(), ignore_index=IGNORE)
+
+    def predict(self, inputs: HeadInput) -> list[list[str]]:
+        """Best class of each word ``1..n`` of each sentence, as the column's value for its form."""
+        best = self(inputs).argmax(-1).masked_fill(~inputs.word_mask, 0).tolist()  # (batch, 1 + n)
+        return [[self.value(self.tags[i], form) for i, form in zip(row[1:], forms)] for row, forms in zip(best, inputs.forms)]

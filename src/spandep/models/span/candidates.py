@@ -2,8 +2,9 @@
 
 ``candidate_queries`` collects a sentence's distinct candidate spans (one MRC query each); ``retrieve_parents`` reads
 the best parent span of each query from its link tables (the paper's retrieval: a parent the proposal missed becomes
-a candidate); ``structural_link`` is the model-free link matrix of the too-long fallback; ``groups`` cuts a list of
-sentences into runs of bounded size.
+a candidate); ``structural_link`` is the model-free link matrix of the too-long fallback; ``link_head_scores``
+reads each word's score for every head from a decoded sentence's link scores (its confidence); ``groups`` cuts a list
+of sentences into runs of bounded size.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import torch
 from spandep.decoding.spans import SpanCandidates
 from spandep.masking import NEG_INF
 
-__all__ = ["WordSpans", "candidate_queries", "groups", "retrieve_parents", "structural_link"]
+__all__ = ["WordSpans", "candidate_queries", "groups", "link_head_scores", "retrieve_parents", "structural_link"]
 
 WordSpans = Sequence[Sequence[tuple[int, int, float]]]  # per word 1..n: (start, end, score) tuples
 
@@ -90,3 +91,15 @@ def groups(lengths: list[int], words: int) -> list[list[int]]:
         groups[-1].append(i)
         size += n
     return groups
+
+
+def link_head_scores(link: np.ndarray, roots: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """Each word's score for every head, from weighted link scores ``link (S, S)`` ``[parent, child]`` over
+    candidates rooted at ``roots (S,)`` and each word's chosen candidate ``chosen (n,)``: the best link of its chosen
+    span to a parent span rooted at that head → ``(n, 1 + n)``, ``-inf`` where no candidate parent is rooted there."""
+    n = len(chosen)
+    columns = link[:, chosen].T  # (n, S): each word's chosen span against every parent candidate
+    scores = np.full((n, n + 1), -np.inf)  # (n, 1 + n)
+    np.maximum.at(scores, (np.repeat(np.arange(n), len(roots)), np.tile(roots, n)), columns.ravel())
+    return scores
+

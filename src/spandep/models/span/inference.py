@@ -44,7 +44,8 @@ from spandep.masking import NEG_INF
 from spandep.models.base import Parse
 from spandep.models.biaffine import BiaffineScorer
 from spandep.models.layers import evaluating
-from spandep.models.span.candidates import candidate_queries, groups, retrieve_parents, structural_link
+from spandep.models.confidence import ArcScores
+from spandep.models.span.candidates import candidate_queries, groups, link_head_scores, retrieve_parents, structural_link
 from spandep.models.span.labels import LabelStates, LabelTable, LinkLabels, read_labels
 from spandep.models.span.linking import LinkScorer, link_from_tables
 from spandep.models.span.proposal import SpanProposal, topk_spans
@@ -78,14 +79,16 @@ class WordScores:
         term[:, 0] = 0.0
         return term
 
-    def labels_at(self, heads: np.ndarray) -> np.ndarray:
-        """Best label id of each word ``1..n`` at ``heads (1 + n,)`` → ``(n,)``."""
+    def labels_at(self, heads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Best label id of each word ``1..n`` at ``heads (1 + n,)`` and its probability → ``(n,)`` each."""
         with torch.inference_mode():
             device = next(self.scorer.parameters()).device
             at = torch.as_tensor(heads, dtype=torch.long, device=device).unsqueeze(0)  # (1, 1 + n)
             reps = (self.rel_dep.to(device).unsqueeze(0), self.rel_head.to(device).unsqueeze(0))  # 2 × (1, 1 + n, rel_mlp)
             scores = self.scorer.label_scores(reps, at)  # (1, 1 + n, labels)
-        return scores[0, 1:].argmax(-1).cpu().numpy()  # (n,)
+        ids = scores[0, 1:].argmax(-1)  # (n,)
+        probs = scores[0, 1:].softmax(-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)  # (n,)
+        return ids.cpu().numpy(), probs.double().cpu().numpy()
 
 
 @dataclass
@@ -162,7 +165,7 @@ def propose(model: SpanParser, sentences: Sequence[Sentence], k: int, batch_toke
             s_arc, (rel_dep, rel_head) = model.word_scorer.score(x, batch["word_mask"])  # (batch, 1 + n, 1 + n)
             word_arc = s_arc.float().log_softmax(-1).cpu().numpy().astype(np.float64)  # (batch, 1 + n, 1 + n)
             rel_dep, rel_head = rel_dep.cpu(), rel_head.cpu()  # (batch, 1 + n, rel_mlp) each
-        columns = model.annotate(x, batch["word_mask"])
+        columns = model.annotate(x, batch["word_mask"], [sentences[i].forms for i in idx])
         for row, i in enumerate(idx):
             m = lengths[row] + 1
             words = None
@@ -213,7 +216,8 @@ def _run_queries(
                 by_row["query"] = out.query.cpu()  # (batch, d)
         else:
             roots = torch.arange(out.parent.size(-1), device=device)  # (1 + n,) every context position as a parent root
-            by_position["labels"] = linker.label_logp(out, roots).argmax(-1).cpu()  # (batch, 1 + n)
+            best_lp, best = linker.label_logp(out, roots).max(-1)  # (batch, 1 + n) each
+            by_position["labels"], by_position["label_probs"] = best.cpu(), best_lp.exp().cpu()  # (batch, 1 + n) each
         start = 0
         for i, run in groupby(todo, key=itemgetter(0)):  # one slice per run of a sentence's rows, not one per query
             cands = [c for _, c in run]
@@ -243,7 +247,7 @@ def _sentence_output(q: _Queries, linker: LinkScorer) -> tuple[np.ndarray, LinkL
     link_matrix = link_from_tables(stack("parent").numpy(), child, q.cands.root, q.cands.start, q.cands.end)  # (S, S)
     if "hidden" in first:
         return link_matrix, LabelStates(linker, stack("hidden"), stack("query") if "query" in first else None)
-    return link_matrix, LabelTable(stack("labels").numpy())
+    return link_matrix, LabelTable(stack("labels").numpy(), stack("label_probs").double().numpy())
 
 
 def _with_retrieved(q: _Queries, proposed: Proposed, spans: list[tuple[int, int, int]]) -> SpanCandidates:
@@ -349,7 +353,8 @@ def decode_scored(
     ``arc_weight`` and ``label_source="word"`` use the word scorer's scores (``ValueError`` without them). Sentences
     without link scores (too long for the linker) get the word head's tree (MST over its arcs, its labels) when the
     model has one, else a tree over their span candidates by ``structural_link`` with the fallback labels (``root`` /
-    ``dep``)."""
+    ``dep``) and no scores. A parse's head scores are its weighted link scores (``candidates.link_head_scores``), or
+    the word head's arc log-probabilities in its fallback."""
     root_label, other_label = _fallback_labels(labels)
     results: list[Parse] = []
     arcs: list[tuple[int, tuple[LinkLabels, np.ndarray, np.ndarray]]] = []  # (row of results, label request)
@@ -361,8 +366,9 @@ def decode_scored(
         if sc.link is None or sc.labels is None:  # too long for the linker
             if sc.words is not None:  # the word head's tree: MST over its arcs, its labels
                 tree = mst_single(sc.words.arc)  # (1 + n,)
-                labels_w = sc.words.labels_at(tree)  # (n,)
-                results.append(Parse(tree[1:].tolist(), [labels[int(j)] for j in labels_w], sc.columns))
+                labels_w, probs = sc.words.labels_at(tree)  # (n,) each
+                scores = ArcScores(sc.words.arc[1:], probs)
+                results.append(Parse(tree[1:].tolist(), [labels[int(j)] for j in labels_w], sc.columns, scores))
                 continue
             res = decode(sc.cands, structural_link(sc.cands, allow_root_in_span), 1.0)
             heads = res.heads[1:].tolist()
@@ -372,18 +378,23 @@ def decode_scored(
             raise ValueError("arc_weight and label_source='word' need a model trained with a word scorer")
         if arc_weight and sc.words is not None:
             combined = lam * np.where(np.isneginf(sc.link), 0.0, sc.link) + arc_weight * sc.words.link_term(sc.cands)  # (S, S)
-            res = decode(sc.cands, np.where(np.isneginf(sc.link), NEG_INF, combined), 1.0)
+            weighted = np.where(np.isneginf(sc.link), NEG_INF, combined)  # (S, S)
+            res = decode(sc.cands, weighted, 1.0)
         else:
+            weighted = np.where(np.isneginf(sc.link), NEG_INF, lam * sc.link)  # (S, S)
             res = decode(sc.cands, sc.link, lam)
         fallbacks += int(res.fallback)
+        head_scores = link_head_scores(weighted, sc.cands.root, res.chosen[1:])  # (n, 1 + n)
         if label_source == "word" and sc.words is not None:
-            chosen = sc.words.labels_at(res.heads)  # (n,)
-            results.append(Parse(res.heads[1:].tolist(), [labels[int(j)] for j in chosen], sc.columns))
+            chosen, probs = sc.words.labels_at(res.heads)  # (n,) each
+            parse = Parse(res.heads[1:].tolist(), [labels[int(j)] for j in chosen], sc.columns, ArcScores(head_scores, probs))
+            results.append(parse)
         else:  # the label of each word's chosen query at its head, read below for all sentences at once
             arcs.append((len(results), (sc.labels, res.chosen[1:], res.heads[1:])))
-            results.append(Parse(res.heads[1:].tolist(), [], sc.columns))
-    for (row, _), ids in zip(arcs, read_labels([request for _, request in arcs])):
-        results[row] = replace(results[row], labels=[labels[int(j)] for j in ids])
+            results.append(Parse(res.heads[1:].tolist(), [], sc.columns, ArcScores(head_scores, np.zeros(0))))
+    for (row, _), (ids, probs) in zip(arcs, read_labels([request for _, request in arcs])):
+        head_scores = results[row].scores.head_scores  # type: ignore[union-attr]
+        results[row] = replace(results[row], labels=[labels[int(j)] for j in ids], scores=ArcScores(head_scores, probs))
     return results, fallbacks
 
 

@@ -1,9 +1,11 @@
 """Where span inference reads each word's label: the linker's label distribution of the word's chosen query at its
 decoded head.
 
-Two ways to hold it between scoring and decoding (both have ``rows``; :func:`read_labels` reads either):
+Two ways to hold it between scoring and decoding (both have ``rows``; :func:`read_labels` reads either, giving
+each arc's best label and its probability):
 
-* :class:`LabelTable` — the best label of every candidate's query at every parent root, computed while scoring.
+* :class:`LabelTable` — the best label (and its probability) of every candidate's query at every parent root,
+  computed while scoring.
   Costs a label scorer pass over all S·(1 + n) pairs, but holds only ids: what decoding-setting sweeps keep for a
   whole treebank (``spandep tune``).
 * :class:`LabelStates` — the linker's states of every candidate's query; labels are scored at the n decoded arcs
@@ -26,17 +28,20 @@ __all__ = ["LabelStates", "LabelTable", "LinkLabels", "read_labels"]
 
 @dataclass
 class LabelTable:
-    """``ids (S, 1 + n)``: the best label id of candidate q's query at parent root t."""
+    """``ids (S, 1 + n)``: the best label id of candidate q's query at parent root t; ``probs (S, 1 + n)`` its
+    probability."""
 
     ids: np.ndarray
+    probs: np.ndarray
 
-    def at(self, chosen: np.ndarray, heads: np.ndarray) -> np.ndarray:
-        """Label ids of the queries ``chosen (n,)`` at the parent roots ``heads (n,)`` → ``(n,)``."""
-        return self.ids[chosen, heads]
+    def at(self, chosen: np.ndarray, heads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Label ids and probabilities of the queries ``chosen (n,)`` at the parent roots ``heads (n,)`` → ``(n,)``
+        each."""
+        return self.ids[chosen, heads], self.probs[chosen, heads]
 
     def rows(self, m: int) -> LabelTable:
         """The first ``m`` candidates only."""
-        return LabelTable(self.ids[:m])
+        return LabelTable(self.ids[:m], self.probs[:m])
 
 
 @dataclass
@@ -62,12 +67,13 @@ class LabelStates:
 LinkLabels = LabelTable | LabelStates
 
 
-def read_labels(requests: Sequence[tuple[LinkLabels, np.ndarray, np.ndarray]]) -> list[np.ndarray]:
-    """Label ids ``(n,)`` at the decoded arcs of many sentences: ``(labels, chosen (n,), heads (n,))`` each.
+def read_labels(requests: Sequence[tuple[LinkLabels, np.ndarray, np.ndarray]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Label ids and their probabilities ``(n,)`` each at the decoded arcs of many sentences: ``(labels, chosen (n,),
+    heads (n,))`` each.
 
     Table lookups are direct; the arcs of every :class:`LabelStates` (one linker) are scored in a single pass.
     """
-    found: list[np.ndarray | None] = [None] * len(requests)
+    found: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(requests)
     pending: list[int] = []
     for j, (labels, chosen, heads) in enumerate(requests):
         if isinstance(labels, LabelTable):
@@ -82,8 +88,10 @@ def read_labels(requests: Sequence[tuple[LinkLabels, np.ndarray, np.ndarray]]) -
         query = None if arcs[0][1] is None else torch.cat([q for _, q in arcs]).to(device)  # type: ignore[misc]  # (N, d)
         with evaluating(linker):  # no dropout, whatever mode the caller left the model in
             best = linker.label_scores(at_head, query, at_head.new_zeros(at_head.size(0), 1, dtype=torch.long))  # (N, 1, labels)
-        ids = best[:, 0].argmax(-1).cpu().numpy()  # (N,)
+        ids = best[:, 0].argmax(-1)  # (N,)
+        probs = best[:, 0].softmax(-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1).double().cpu().numpy()  # (N,)
+        ids_np = ids.cpu().numpy()  # (N,)
         bounds = np.cumsum([0] + [a.size(0) for a, _ in arcs])
         for j, lo, hi in zip(pending, bounds[:-1], bounds[1:]):
-            found[j] = ids[lo:hi]
+            found[j] = ids_np[lo:hi], probs[lo:hi]
     return found  # type: ignore[return-value]

@@ -1,0 +1,120 @@
+"""A lemmatizer head: each word's class is an edit script from its form to its lemma, as in UDPipe 2 and spaCy's
+edit-tree lemmatizer, so that ``running → run`` and ``swimming → swim`` are one class.
+
+A script is a casing rule and an edit around the longest common substring of (the lower-cased) form and lemma:
+cut ``cut_prefix`` characters from the front and ``cut_suffix`` from the end, then add ``add_prefix`` and
+``add_suffix``. Casing rules, tried in this order when a script is induced: ``lower`` (edit the lower-cased form;
+the lemma is lower case), ``title`` (then capitalise the first character), ``upper`` (then upper-case all), and
+``keep`` (edit the form as it is, which always works: ``iPhone → iPhone``). Induction checks every candidate by
+applying it, so applying the induced script to the form gives the lemma back for any Unicode strings.
+
+Rules for forms the scripts do not fit: a predicted script that cuts more characters than the form has or leaves
+nothing, or a form with a letter of a writing system (Unicode script: Latin, Cyrillic, ...) that no training form
+had, gets the form itself as its lemma.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from spandep.data.sentence import Sentence
+from spandep.models.heads.base import ClassifierHead
+
+CASINGS = ("lower", "title", "upper", "keep")
+
+
+@dataclass(frozen=True)
+class EditScript:
+    """How a lemma is made from a form (see the module docstring)."""
+
+    casing: str
+    cut_prefix: int
+    add_prefix: str
+    cut_suffix: int
+    add_suffix: str
+
+    def apply(self, form: str) -> str | None:
+        """The lemma of ``form``, or ``None`` when the script cuts more than the form has."""
+        base = form if self.casing == "keep" else form.lower()
+        if self.cut_prefix + self.cut_suffix > len(base):
+            return None
+        kept = self.add_prefix + base[self.cut_prefix : len(base) - self.cut_suffix] + self.add_suffix
+        if self.casing == "title":
+            return kept[:1].upper() + kept[1:]
+        return kept.upper() if self.casing == "upper" else kept
+
+    def to_tag(self) -> str:
+        return json.dumps([self.casing, self.cut_prefix, self.add_prefix, self.cut_suffix, self.add_suffix], ensure_ascii=False)
+
+    @classmethod
+    def from_tag(cls, tag: str) -> EditScript:
+        casing, cut_prefix, add_prefix, cut_suffix, add_suffix = json.loads(tag)
+        return cls(casing, cut_prefix, add_prefix, cut_suffix, add_suffix)
+
+
+def _common_substring(a: str, b: str) -> tuple[int, int, int]:
+    """``(i, j, length)``: the longest common substring ``a[i:i+length] == b[j:j+length]``, leftmost in ``a``."""
+    best = (0, 0, 0)
+    previous = [0] * (len(b) + 1)
+    for i in range(1, len(a) + 1):
+        current = [0] * (len(b) + 1)
+        for j in range(1, len(b) + 1):
+            if a[i - 1] == b[j - 1]:
+                current[j] = previous[j - 1] + 1
+                if current[j] > best[2]:
+                    best = (i - current[j], j - current[j], current[j])
+        previous = current
+    return best
+
+
+def _edit(casing: str, form: str, lemma: str) -> EditScript:
+    """The edit of ``form`` into ``lemma`` around their longest common substring."""
+    i, j, length = _common_substring(form, lemma)
+    return EditScript(casing, i, lemma[:j], len(form) - i - length, lemma[j + length :])
+
+
+def induce_script(form: str, lemma: str) -> EditScript:
+    """The first casing rule (``CASINGS`` order) whose script turns ``form`` into ``lemma``; ``keep`` always does."""
+    for casing in CASINGS[:-1]:
+        script = _edit(casing, form.lower(), lemma.lower())
+        if script.apply(form) == lemma:
+            return script
+    return _edit("keep", form, lemma)
+
+
+def writing_systems(form: str) -> set[str]:
+    """The Unicode scripts of a form's letters (the first word of each letter's name: LATIN, CYRILLIC, CJK, ...)."""
+    return {unicodedata.name(c, "?").split(" ")[0] for c in form if c.isalpha()}
+
+
+class Lemmatizer(ClassifierHead):
+    """Edit scripts as classes (``tags`` are :meth:`EditScript.to_tag` strings); ``writing_systems``: the Unicode
+    scripts of the training forms' letters."""
+
+    name = "lemma"
+    column = "lemma"
+
+    def __init__(self, n_in: int, tags: Sequence[str], writing_systems: Sequence[str] = (), **settings: Any) -> None:
+        super().__init__(n_in, tags, **settings)
+        self.writing_systems = frozenset(writing_systems)
+        self.hparams["writing_systems"] = sorted(self.writing_systems)
+        self.scripts = [EditScript.from_tag(t) for t in self.tags]
+
+    @classmethod
+    def gold_class(cls, form: str, value: str) -> str:
+        return "_" if value == "_" else induce_script(form, value).to_tag()
+
+    @classmethod
+    def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
+        seen = sorted(set().union(*(writing_systems(w.form) for s in train for w in s.words)))
+        return {**super().config_from_data(settings, train), "writing_systems": seen}
+
+    def value(self, tag: str, form: str) -> str:
+        if not writing_systems(form) <= self.writing_systems:
+            return form
+        lemma = self.scripts[self.index[tag]].apply(form)
+        return lemma or form  # None (cuts too much) or empty: CoNLL-U has no empty fields

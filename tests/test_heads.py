@@ -1,0 +1,230 @@
+"""Output heads (UPOS, XPOS, FEATS, lemmas), the casing feature, the fill-only-where-blank rule, confidences and
+their calibration: unit tests, property tests, and tiny end-to-end training of every head on both parser types."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from spandep.cli.main import app
+from spandep.data.conllu import read_conllu
+from spandep.data.sentence import Sentence, Token
+from spandep.evaluation.calibration import expected_calibration_error, fit_platt, reliability
+from spandep.models.base import Parse
+from spandep.models.confidence import ArcScores, Calibration
+from spandep.models.heads import IGNORE, HeadInput
+from spandep.models.heads.base import SUFFIX_BUCKETS, word_shape, word_suffixes
+from spandep.models.heads.feats import FeatsTagger
+from spandep.models.heads.lemma import EditScript, Lemmatizer, induce_script
+from spandep.models.heads.upos import UposTagger
+from spandep.models.span.candidates import link_head_scores
+from spandep.models.heads.xpos import XposTagger
+from spandep.pipeline.model_io import load_model, save_model
+from spandep.pipeline.predict import parse_stream, with_tree
+from spandep.training.config import load_config
+from spandep.training.trainer import Trainer
+
+ALL_HEADS = (
+    "\n[heads.upos]\ncasing = 8\n\n[heads.xpos]\nweight = 0.5\n\n[heads.feats]\nhidden = 16\n"
+    "\n[heads.lemma]\ncasing = 8\nsuffix = 8\nhidden = 16\n"
+)
+
+
+# ------------------------------------------------------------------------------------------ lemmas
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=12), st.text(max_size=12))
+def test_the_induced_script_turns_the_form_into_the_lemma(form: str, lemma: str) -> None:
+    script = induce_script(form, lemma)
+    assert script.apply(form) == lemma
+    assert EditScript.from_tag(script.to_tag()) == script  # the class string keeps it whole
+
+
+def test_scripts_generalise_across_forms_and_casing() -> None:
+    assert induce_script("running", "run") == induce_script("swimming", "swim")
+    assert induce_script("The", "the") == induce_script("the", "the") == EditScript("lower", 0, "", 0, "")
+    assert induce_script("Apple", "Apple").casing == "title" and induce_script("IBM", "IBM").casing == "upper"
+    assert induce_script("iPhone", "iPhone") == EditScript("keep", 0, "", 0, "")
+    assert induce_script("went", "go").apply("went") == "go"
+
+
+def test_lemmatizer_falls_back_to_the_form() -> None:
+    train = [Sentence([Token(1, "dogs", lemma="dog"), Token(2, "barked", lemma="bark")])]
+    head = Lemmatizer.from_config(4, Lemmatizer.config_from_data(dict(Lemmatizer.config_defaults), train))
+    assert head.writing_systems == {"LATIN"}
+    cut_two = induce_script("barked", "bark").to_tag()
+    assert head.value(cut_two, "walked") == "walk"
+    assert head.value(cut_two, "a") == "a"  # the script cuts more than the form has
+    assert head.value(cut_two, "ab") == "ab"  # or leaves nothing
+    assert head.value(cut_two, "собаки") == "собаки"  # a writing system never seen in training
+
+
+# ------------------------------------------------------------------------------------------ classes
+def test_feats_without_features_is_a_class_and_unknown_columns_are_ignored() -> None:
+    train = [Sentence([Token(1, "dogs", feats="Number=Plur", xpos="NNS"), Token(2, "the", feats="_", xpos="_")])]
+    feats = FeatsTagger.from_config(4, FeatsTagger.config_from_data(dict(FeatsTagger.config_defaults), train))
+    assert set(feats.tags) == {"Number=Plur", "<none>"} and IGNORE not in feats.gold_ids(train[0])
+    assert feats.value("<none>", "the") == "_"
+    xpos = XposTagger.from_config(4, XposTagger.config_from_data(dict(XposTagger.config_defaults), train))
+    assert xpos.gold_ids(train[0]) == [0, IGNORE]
+    with pytest.raises(ValueError, match="no XPOS column"):
+        XposTagger.config_from_data({}, [Sentence([Token(1, "x")])])
+
+
+def test_word_shapes_and_the_casing_feature() -> None:
+    assert [word_shape(f) for f in ("dog", "Dog", "DOG", "iPhone", "42", "狗")] == [1, 2, 3, 4, 5, 5]
+    torch.manual_seed(0)
+    tagger = UposTagger(4, ["NOUN", "PROPN"], dropout=0.0, casing=3).eval()
+    x = torch.randn(1, 2, 4).expand(2, 2, 4)  # (batch, 1 + n, d): the same vector for "apple" and "Apple"
+    inputs = HeadInput.of(x, torch.ones(2, 2, dtype=torch.bool), [["apple"], ["Apple"]])
+    scores = tagger(inputs)  # (batch, 1 + n, tags)
+    assert not torch.allclose(scores[0, 1], scores[1, 1])
+    assert set(tagger.export_config()) == {"tags", "dropout", "weight", "casing", "suffix", "hidden"}
+
+
+def test_the_suffix_feature_sees_the_characters() -> None:
+    assert word_suffixes("Dogs") == word_suffixes("dogs") and word_suffixes("dog")[3] == 0
+    assert word_suffixes("walked")[:2] == word_suffixes("talked")[:2] != word_suffixes("walker")[:2]
+    assert all(0 < b < SUFFIX_BUCKETS for b in word_suffixes("walked"))
+    torch.manual_seed(0)
+    tagger = UposTagger(4, ["VERB", "NOUN"], dropout=0.0, suffix=3).eval()
+    x = torch.randn(1, 2, 4).expand(2, 2, 4)  # (batch, 1 + n, d): the same vector for both words
+    scores = tagger(HeadInput.of(x, torch.ones(2, 2, dtype=torch.bool), [["running"], ["runner"]]))  # (batch, 1 + n, tags)
+    assert not torch.allclose(scores[0, 1], scores[1, 1])
+
+
+def test_old_upos_configs_still_build_the_same_layers() -> None:
+    tagger = UposTagger.from_config(8, {"tags": ["NOUN", "VERB"], "dropout": 0.33})  # a format-2 model's table
+    assert sorted(tagger.state_dict()) == ["out.bias", "out.weight"] and tagger.weight == 1.0
+
+
+def test_columns_are_filled_only_where_blank() -> None:
+    sentence = Sentence([Token(1, "Dogs", lemma="dog", xpos="_", feats="_"), Token(2, "bark", lemma="_", xpos="VBP", feats="X=Y")])
+    columns = {"lemma": ["DOG", "bark"], "xpos": ["NNS", "NN"], "feats": ["Number=Plur", "_"]}
+    out = with_tree(sentence, Parse([2, 0], ["nsubj", "root"], columns))
+    assert [w.lemma for w in out.words] == ["dog", "bark"]
+    assert [w.xpos for w in out.words] == ["NNS", "VBP"]
+    assert [w.feats for w in out.words] == ["Number=Plur", "X=Y"]
+    assert out.confidence is None and out.words[0].head_prob is None  # no scores, no confidence
+
+
+# ------------------------------------------------------------------------------------------ confidence
+def test_confidence_is_the_softmax_at_the_chosen_head() -> None:
+    head_scores = np.array([[0.0, -np.inf, 1.0], [2.0, 0.5, -np.inf]])  # (n, 1 + n)
+    scores = ArcScores(head_scores, np.array([0.9, 0.5]))
+    probs = scores.head_probs(np.array([2, 0]))
+    assert np.allclose(probs, [np.e / (1 + np.e), np.exp(2) / (np.exp(2) + np.exp(0.5))])
+    assert scores.head_probs(np.array([1, 0]))[0] == 0.0  # an impossible head
+    confidence = Calibration.from_dict(None).confidence(scores, [2, 0])  # a model saved without one: the identity
+    assert confidence.head == probs.tolist() and confidence.label == [0.9, 0.5]
+    assert confidence.sentence == pytest.approx((probs[0] * 0.9 + probs[1] * 0.5) / 2)
+    platt = Calibration(head_scale=0.5, head_shift=1.0)
+    z = 0.5 * np.log(probs[0] / (1 - probs[0])) + 1.0
+    assert platt.confidence(scores, [2, 0]).head[0] == pytest.approx(1 / (1 + np.exp(-z)))
+    assert 0.0 < platt.head_probs(np.array([0.0]))[0] < platt.head_probs(np.array([1.0]))[0] < 1.0
+
+
+def test_span_head_scores_take_each_heads_best_parent_span() -> None:
+    roots = np.array([0, 1, 1, 2])  # candidates: ROOT, two spans of word 1, one of word 2
+    link = np.full((4, 4), -np.inf)  # (S, S) [parent, child]
+    link[0, 1], link[2, 3], link[1, 3], link[0, 3] = -0.5, -1.0, -3.0, -2.0
+    scores = link_head_scores(link, roots, np.array([1, 3]))  # word 1 chose candidate 1, word 2 candidate 3
+    assert scores.shape == (2, 3)
+    assert scores[0].tolist() == [-0.5, -np.inf, -np.inf]
+    assert scores[1].tolist() == [-2.0, -1.0, -np.inf]  # head 1: the better of its two spans
+    probs = ArcScores(scores, np.ones(2)).head_probs(np.array([0, 1]))
+    assert probs[0] == 1.0 and probs[1] == pytest.approx(np.e / (1 + np.e))
+
+
+def brute_ece(p: list[float], y: list[bool], bins: int) -> float:
+    total = 0.0
+    for b in range(bins):
+        inside = [(pi, yi) for pi, yi in zip(p, y) if b / bins <= pi < (b + 1) / bins or (b == bins - 1 and pi == 1.0)]
+        if inside:
+            total += len(inside) / len(p) * abs(sum(yi for _, yi in inside) / len(inside) - sum(pi for pi, _ in inside) / len(inside))
+    return total
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.0, 1.0), st.booleans()), min_size=1, max_size=60), st.integers(1, 15))
+def test_ece_matches_brute_force(pairs: list[tuple[float, bool]], bins: int) -> None:
+    p, y = [a for a, _ in pairs], [b for _, b in pairs]
+    assert expected_calibration_error(p, y, bins) == pytest.approx(brute_ece(p, y, bins), abs=1e-9)
+    assert int(reliability(p, y, bins).counts.sum()) == len(p)
+
+
+def test_platt_scaling_fixes_an_over_and_underconfident_model() -> None:
+    rng = np.random.default_rng(0)
+    raw = rng.uniform(0.0, 1.0, 5000)  # (N,)
+    truth = 1 / (1 + np.exp(-(0.5 * np.log(raw / (1 - raw)) + 1.0)))  # (N,): the real chance, flatter and higher
+    right = rng.random(5000) < truth  # (N,)
+    fitted = fit_platt(raw, right)
+    assert fitted.head_scale == pytest.approx(0.5, abs=0.1) and fitted.head_shift == pytest.approx(1.0, abs=0.15)
+    assert expected_calibration_error(fitted.head_probs(raw), right) < 0.02 < expected_calibration_error(raw, right)
+    assert fit_platt([0.9, 0.9, 0.2], [True, True, True]).head_shift < 50  # separable: finite
+
+
+# ------------------------------------------------------------------------------------------ end to end
+@pytest.fixture(scope="module", params=[TINY_SPAN, TINY_BIAFFINE], ids=["span", "biaffine"])
+def annotated(request, tmp_path_factory):
+    """A tiny BiLSTM parser of each type trained with every head (2 epochs, seconds)."""
+    root = tmp_path_factory.mktemp("annotated")
+    cfg = load_config(write_config(root / "c.toml", root / "run", "bilstm", model=request.param + ALL_HEADS, epochs=2, lr=1e-2))
+    trainer = Trainer(cfg)
+    trainer.run()
+    return trainer.model, root / "run" / "model"
+
+
+def test_every_head_trains_fills_its_column_and_saves(annotated, tmp_path) -> None:
+    model, folder = annotated
+    assert set(model.heads) == {"upos", "xpos", "feats", "lemma"} and model.heads["xpos"].weight == 0.5
+    gold = list(read_conllu(DEV))
+    blank = [replace(s, words=[replace(w, lemma="_", upos="_", xpos="_", feats="_") for w in s.words]) for s in gold]
+    parsed = list(parse_stream(model, blank))
+    for column in ("upos", "xpos", "lemma"):
+        assert all(getattr(w, column) != "_" for s in parsed for w in s.words), column
+    tags = set(model.heads["feats"].tags) | {"_"}
+    assert all(w.feats in tags or w.feats == "_" for s in parsed for w in s.words)
+    for s in parsed:
+        assert 0.0 <= s.confidence <= 1.0  # type: ignore[operator]
+        assert all(0.0 <= w.head_prob <= 1.0 and 0.0 <= w.label_prob <= 1.0 for w in s.words)  # type: ignore[operator]
+    lemmas_right = sum(w.lemma == g.lemma for s, t in zip(parsed, gold) for w, g in zip(s.words, t.words))
+    assert lemmas_right > 0.25 * sum(map(len, gold))  # far above a guess among the scripts: it learns the common ones
+    save_model(model, tmp_path / "copy")
+    reloaded = list(parse_stream(load_model(tmp_path / "copy"), blank))
+    assert [[(w.head, w.deprel, w.lemma, w.feats, w.xpos, w.head_prob) for w in s.words] for s in reloaded] == [
+        [(w.head, w.deprel, w.lemma, w.feats, w.xpos, w.head_prob) for w in s.words] for s in parsed
+    ]
+
+
+def test_calibrate_fits_and_saves_the_calibration(annotated) -> None:
+    _, folder = annotated
+    result = CliRunner().invoke(app, ["calibrate", str(folder), str(DEV), "--write"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output.splitlines()[0])
+    assert 0 <= report["head_ece_fitted"] <= 100 and report["words"] == sum(map(len, read_conllu(DEV)))
+    assert load_model(folder).calibration.to_dict() == {"head_scale": report["head_scale"], "head_shift": report["head_shift"]}
+
+
+def test_spacy_gets_tags_lemmas_morphology_and_confidence(annotated) -> None:
+    spacy = pytest.importorskip("spacy")
+    _, folder = annotated
+    nlp = spacy.blank("en")
+    nlp.add_pipe("spandep", config={"model": str(folder)})
+    doc = nlp("The dogs barked. It ran  away.")
+    words = [t for t in doc if not t.is_space]
+    assert all(t.tag_ and t.lemma_ for t in words) and doc.has_annotation("MORPH") in (True, False)
+    assert all(0 <= t._.head_prob <= 1 and 0 <= t._.label_prob <= 1 for t in words)
+    assert all(t._.head_prob is None for t in doc if t.is_space)
+    assert all(0 <= s._.confidence <= 1 for s in doc.sents)
+    tagged = spacy.blank("en")("Dogs bark")
+    tagged[0].lemma_ = "DOG"
+    nlp.get_pipe("spandep")(tagged)
+    assert tagged[0].lemma_ == "DOG"  # a lemma already on the Doc is kept
