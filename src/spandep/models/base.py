@@ -48,7 +48,7 @@ class Parse:
     heads: list[int]
     labels: list[str]
     columns: dict[str, list[str]] = field(default_factory=dict)
-    scores: ArcScores | None = None
+    scores: ArcScores | None = field(default=None, compare=False)  # confidence inputs; parses compare by tree, labels, columns
 
 
 class Parser(SettingsCheck, nn.Module):
