@@ -14,7 +14,10 @@ speed as a share of the tokens path's, the median over rounds of the two runs' r
 each other in time share the machine's load); ``raw_over_tokens_cpu`` is the same ratio in CPU seconds, which other
 processes on a busy machine barely change (one torch thread). The tokenizer alone is timed the same way.
 
-``--mode gold`` parses the gold tokens instead (every column but FORM and MISC blanked), for the same table.
+``--mode gold`` parses the gold tokens instead (every column but FORM and MISC blanked), for the same table. With
+``--baseline MODEL`` it also parses them with that model, in alternation, and records ``over_baseline`` (and
+``over_baseline_cpu``): this model's speed as a share of the baseline's, the median of the per-round ratios (how a
+retrained model is checked against the one it replaces).
 
 Writes ``benchmarks/results/raw/<dataset>__<system>.json`` (``__gold`` before ``.json`` in gold mode; or ``--out``).
 """
@@ -70,9 +73,9 @@ def alternate(runs: dict[str, Callable[[], object]], rounds: int) -> dict[str, d
     return seconds
 
 
-def paired_ratio(seconds: dict[str, dict[str, list[float]]], clock: str) -> float:
-    """Raw-text speed as a share of the tokens path's: the median over rounds of the two runs' time ratio."""
-    return round(statistics.median(t / r for t, r in zip(seconds["tokens"][clock], seconds["raw_text"][clock])), 3)
+def paired_ratio(seconds: dict[str, dict[str, list[float]]], clock: str, fast: str = "tokens", slow: str = "raw_text") -> float:
+    """The speed of ``slow`` as a share of ``fast``'s: the median over rounds of the two runs' time ratio."""
+    return round(statistics.median(t / r for t, r in zip(seconds[fast][clock], seconds[slow][clock])), 3)
 
 
 def blank(sentence: Sentence) -> Sentence:
@@ -107,16 +110,23 @@ def raw_mode(parse: Parse, gold: list[Sentence], text: str, tokenizer: Tokenizer
     }
 
 
-def gold_mode(parse: Parse, gold: list[Sentence], rounds: int) -> dict[str, Any]:
-    """Gold tokens (every column but FORM blanked) → trees: scores and speed."""
+def gold_mode(parse: Parse, gold: list[Sentence], rounds: int, baseline: Parse | None = None) -> dict[str, Any]:
+    """Gold tokens (every column but FORM blanked) → trees: scores and speed (against ``baseline``'s, if given)."""
     inputs = [blank(s) for s in gold]
     predicted = parse(inputs)
-    seconds = alternate({"tokens": lambda: parse(inputs)}, rounds)
+    runs: dict[str, Callable[[], object]] = {"tokens": lambda: parse(inputs)}
+    if baseline is not None:
+        runs["baseline"] = lambda: baseline(inputs)
+    seconds = alternate(runs, rounds)
     median = statistics.median(seconds["tokens"]["wall"])
+    speed: dict[str, Any] = {"seconds": seconds, "median_seconds": median, "sent_per_s": round(len(gold) / median, 1)}
+    if baseline is not None:
+        speed["over_baseline"] = paired_ratio(seconds, "wall", fast="baseline", slow="tokens")
+        speed["over_baseline_cpu"] = paired_ratio(seconds, "cpu", fast="baseline", slow="tokens")
     return {
         "conll18": evaluate_conll18(gold, predicted, gold_source="gold", system_source="<gold tokens>").to_dict(),
         "words_per_s": round(sum(len(s) for s in gold) / median, 1),
-        "speed": {"seconds": seconds, "median_seconds": median, "sent_per_s": round(len(gold) / median, 1)},
+        "speed": speed,
     }
 
 
@@ -129,6 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--split", default="test", choices=["dev", "test"])
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=5, help="timed runs of each path")
+    ap.add_argument("--baseline", type=Path, help="gold mode: a model folder timed in alternation (speed ratio)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -137,17 +148,21 @@ def main(argv: list[str] | None = None) -> None:
     model = load_model(args.model)
     options = model.settings(InferenceOptions())
 
-    def parse(sentences: list[Sentence]) -> list[Sentence]:
-        return list(parse_stream(model, sentences, options))
+    def parser_of(model: Any) -> Parse:
+        settings = model.settings(InferenceOptions())
+        return lambda sentences: list(parse_stream(model, sentences, settings))
+
+    parse = parser_of(model)
 
     if args.mode == "raw":
         text = raw_text(read_paragraphs(gold_path))
         measured = raw_mode(parse, gold, text, tokenizer_for(args.model), args.rounds)
     else:
-        measured = gold_mode(parse, gold, args.rounds)
+        measured = gold_mode(parse, gold, args.rounds, args.baseline and parser_of(load_model(args.baseline)))
     result = {
         "schema": SCHEMA, "treebank": args.dataset, "split": args.split, "gold": str(gold_path), "system": args.system,
         "mode": args.mode, "model": str(args.model), "inference": options.given(), **measured,
+        **({"baseline": str(args.baseline)} if args.baseline else {}),
         "threads": args.threads, "rounds": args.rounds,
         "command": "python -m benchmarks.suite.raw_text " + " ".join(argv if argv is not None else sys.argv[1:]),
         **checkout(), "machine": machine(), "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
