@@ -53,7 +53,7 @@ def test_oracle_word_arcs_decide_the_tree_when_spans_and_links_are_uninformative
         cands = SpanCandidates.from_lists(n, items)
         arc = np.full((n + 1, n + 1), -10.0)  # (1 + n, 1 + n)
         arc[np.arange(1, n + 1), heads] = 0.0
-        sc = ScoredSentence(n, cands, cands.size, structural_link(cands), LabelTable(np.zeros((cands.size, n + 1), dtype=int)), word_scores(arc))
+        sc = ScoredSentence(n, cands, cands.size, structural_link(cands), LabelTable(np.zeros((cands.size, n + 1), dtype=int), np.ones((cands.size, n + 1))), word_scores(arc))
         (parse,) = decode_scored([sc], ["a", "b", "c"], DECODERS.get(decoder), 1.0, arc_weight=1.0)[0]
         assert parse.heads == heads
 
@@ -61,7 +61,7 @@ def test_oracle_word_arcs_decide_the_tree_when_spans_and_links_are_uninformative
 def test_word_options_need_a_word_scorer() -> None:
     n = 3
     cands = SpanCandidates.from_lists(n, [(1, 1, 1, 0.0), (2, 1, 3, 0.0), (3, 3, 3, 0.0)])
-    sc = ScoredSentence(n, cands, cands.size, structural_link(cands), LabelTable(np.zeros((cands.size, n + 1), dtype=int)))
+    sc = ScoredSentence(n, cands, cands.size, structural_link(cands), LabelTable(np.zeros((cands.size, n + 1), dtype=int), np.ones((cands.size, n + 1))))
     with pytest.raises(ValueError, match="word scorer"):
         decode_scored([sc], ["a"], span_dp, 1.0, arc_weight=0.5)
     with pytest.raises(ValueError, match="word scorer"):
