@@ -1,28 +1,35 @@
 """Named models and base encoders: catalogue names resolve, unknown names list the choices, ``spandep models``, a
 missing base names ``make models``, and a split-zip base is assembled atomically and checked (on a tiny fake zip
-split over fake installed packages; the real 400 MB assembly never runs here)."""
+split over fake installed packages; the real 400 MB assembly never runs here), and ``spandep export --base`` names
+a base only when it holds the same weights."""
 
 from __future__ import annotations
 
 import hashlib
 import io
 import json
+import shutil
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import DEV
+from conftest import DEV, write_config
 from typer.testing import CliRunner
 
 from benchmarks.scripts.model_card import card_from_result
 from benchmarks.suite.systems import REPO
 from spandep.cli.main import app
+from spandep.data.sentence import Sentence
 from spandep.encoders import bases
-from spandep.encoders.bases import BASES, STAMP, ConcatenatedFile, PackagedBase, SplitZipBase, model_path_problem, resolve_model_path
+from spandep.encoders.bases import (
+    BASES, STAMP, BaseEncoder, ConcatenatedFile, PackagedBase, SplitZipBase, model_path_problem, resolve_model_path,
+)
 from spandep.errors import ModelError
 from spandep.pipeline import catalogue
 from spandep.pipeline.catalogue import default_model, shipped_models
 from spandep.pipeline.model_io import load_model, resolve_model_dir
+from spandep.pipeline.predict import parse_stream
 
 runner = CliRunner()
 MISSING = "spandep-test-no-such-package==1.0"
@@ -46,7 +53,7 @@ def fake_catalogue(tmp_path, monkeypatch):
     path = tmp_path / "resources" / "catalogue.json"
     path.write_text(json.dumps({"default": "en", "models": lines}), encoding="utf-8")
     monkeypatch.setattr(catalogue, "CATALOGUE_FILE", path)
-    monkeypatch.setitem(BASES, "fake-base", PackagedBase("fake-base", (MISSING,), "test", module="no_such_module"))
+    monkeypatch.setitem(BASES, "fake-base", PackagedBase("fake-base", (MISSING,), module="no_such_module"))
     return folder
 
 
@@ -166,7 +173,7 @@ def split_zip_base(tmp_path, monkeypatch) -> SplitZipBase:
     requirements, digest = _fake_split_zip(site)
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("SPANDEP_HOME", str(tmp_path / "home"))
-    return SplitZipBase("tiny-zip", requirements, "test", sha256=digest, size_mb=1, inside="tiny", members=("config.json", "model.safetensors"))
+    return SplitZipBase("tiny-zip", requirements, sha256=digest, size_mb=1, inside="tiny", members=("config.json", "model.safetensors"))
 
 
 def test_a_split_zip_is_assembled_once_and_checked(split_zip_base, tmp_path, monkeypatch):
@@ -205,3 +212,35 @@ def test_the_cache_lives_under_spandep_home_or_the_user_cache(monkeypatch, tmp_p
     monkeypatch.delenv("SPANDEP_HOME")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert bases.cache_root() == tmp_path / "cache" / "spandep" / "encoders"
+
+
+@dataclass(frozen=True)
+class FolderBase(BaseEncoder):
+    """A base whose folder is a given local folder (a stand-in for an installed package)."""
+
+    path: str = ""
+
+    def folder(self) -> Path:
+        return Path(self.path)
+
+
+def test_export_names_a_base_with_the_same_weights(tmp_path, tiny_transformer_dir, monkeypatch):
+    """A model trained on a local folder ships naming the base alias; its compact copy loads from that base."""
+    from spandep.training.config import load_config
+    from spandep.training.trainer import Trainer
+
+    config = write_config(tmp_path / "t.toml", tmp_path / "run", "transformer", tiny_transformer_dir, pretrained=True, epochs=1)
+    Trainer(load_config(config)).run()
+    monkeypatch.setitem(BASES, "tiny-base", FolderBase("tiny-base", (), path=str(tiny_transformer_dir)))
+    result = runner.invoke(app, ["export", str(tmp_path / "run" / "model"), str(tmp_path / "shipped"), "--base", "tiny-base"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "shipped" / "config.json").read_text())["encoder"]["model"] == "tiny-base"
+    sentence = Sentence.from_tokens("The dog chased the cat .".split())
+    original, shipped = (list(parse_stream(load_model(tmp_path / d), [sentence]))[0] for d in ("run/model", "shipped"))
+    assert shipped.heads == original.heads
+    other = tmp_path / "other"
+    shutil.copytree(tiny_transformer_dir, other)
+    (other / "model.safetensors").write_bytes(b"other weights")
+    monkeypatch.setitem(BASES, "tiny-base", FolderBase("tiny-base", (), path=str(other)))
+    result = runner.invoke(app, ["export", str(tmp_path / "run" / "model"), str(tmp_path / "again"), "--base", "tiny-base"])
+    assert result.exit_code == 2 and "does not hold the weights of 'tiny-base'" in result.output and not (tmp_path / "again").exists()

