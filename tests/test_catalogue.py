@@ -244,3 +244,11 @@ def test_export_names_a_base_with_the_same_weights(tmp_path, tiny_transformer_di
     monkeypatch.setitem(BASES, "tiny-base", FolderBase("tiny-base", (), path=str(other)))
     result = runner.invoke(app, ["export", str(tmp_path / "run" / "model"), str(tmp_path / "again"), "--base", "tiny-base"])
     assert result.exit_code == 2 and "does not hold the weights of 'tiny-base'" in result.output and not (tmp_path / "again").exists()
+
+
+def test_a_stale_build_is_replaced(split_zip_base):
+    folder = split_zip_base.folder()
+    (folder / STAMP).write_text('{"sha256": "an older build"}')
+    (folder / "leftover").write_text("x")
+    assert split_zip_base.folder() == folder and split_zip_base.ready() and not (folder / "leftover").exists()
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["tiny-zip"]

@@ -169,7 +169,8 @@ class CachedBase(BaseEncoder):
                 )
             stamp = {"alias": self.alias, "sha256": self.sha256, "packages": list(self.packages)}
             (tmp / STAMP).write_text(json.dumps(stamp, indent=2) + "\n", encoding="utf-8")
-            _swap_into_place(tmp, final)
+            if not self.ready():  # else another process finished the same build first: its folder stays
+                _swap_into_place(tmp, final)
         except OSError as exc:
             raise OutputError(f"cannot write {final}: {exc.strerror or exc}; free about {self.size_mb} MB or set SPANDEP_HOME") from None
         finally:
@@ -179,17 +180,13 @@ class CachedBase(BaseEncoder):
 
 
 def _swap_into_place(tmp: Path, final: Path) -> None:
-    """Rename the finished ``tmp`` to ``final``; an older ``final`` (a stale build) is moved aside first and removed.
-    When another process finished first, its folder is kept."""
+    """Rename the finished ``tmp`` to ``final``; an older ``final`` (a stale or broken build) is moved aside first
+    and removed."""
     old = final.with_name(f".{final.name}.old")
     if final.exists():
         shutil.rmtree(old, ignore_errors=True)
         os.replace(final, old)
-    try:
-        os.replace(tmp, final)
-    except OSError:
-        if not (final / STAMP).is_file():
-            raise
+    os.replace(tmp, final)
     shutil.rmtree(old, ignore_errors=True)
 
 
