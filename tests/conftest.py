@@ -19,7 +19,7 @@ torch.set_num_threads(1)
 @pytest.fixture(scope="session")
 def tiny_transformer_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A randomly initialised 2-layer BERT with all-MiniLM-L6-v2's tokenizer (no weights needed)."""
-    from spandep.encoders.transformer import MINILM_ALIAS, resolve_model_path
+    from spandep.encoders.bases import MINILM_ALIAS, resolve_model_path
 
     src = Path(resolve_model_path(MINILM_ALIAS))
     out = tmp_path_factory.mktemp("tiny_bert")

@@ -2,15 +2,17 @@
 
 from spandep.data.sentence import Sentence
 from spandep.data.trees import is_valid_tree
-from spandep.pipeline.model_io import DEFAULT_MODEL_DIR, load_model, resolve_model_dir
+from spandep.pipeline.catalogue import default_model
+from spandep.pipeline.model_io import load_model, resolve_model_dir
 from spandep.pipeline.predict import parse_stream
 
 
 def test_default_model_parses_offline(monkeypatch):
     monkeypatch.delenv("SPANDEP_MODEL", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    assert resolve_model_dir(None) == DEFAULT_MODEL_DIR
-    model = load_model(DEFAULT_MODEL_DIR)
+    folder = default_model().folder
+    assert resolve_model_dir(None) == folder == resolve_model_dir("en")
+    model = load_model(folder)
     assert model.config["compact"]["from_base"], "the shipped model leaves frozen base weights out"
     [parsed] = parse_stream(model, [Sentence.from_tokens("The dog chased the cat .".split())])
     assert is_valid_tree(parsed.heads)

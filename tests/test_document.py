@@ -13,7 +13,7 @@ from spandep.api import Pipeline
 from spandep.data.conllu import format_sentence, read_conllu
 from spandep.data.sentence import Sentence as DataSentence
 from spandep.document import Doc, Sentence, Word
-from spandep.pipeline.model_io import DEFAULT_MODEL_DIR
+from spandep.pipeline.catalogue import default_model
 from spandep.tokenization import load_tokenizer
 
 MWT_BLOCK = """# sent_id = mwt-1
@@ -91,7 +91,7 @@ TEXTS = st.lists(
 def mwt_nlp(tiny_models) -> Pipeline:
     """A tiny parser with the shipped model's trained tokenizer, which splits multiword tokens ("don't")."""
     tiny = spandep.load(tiny_models["biaffine"])
-    return Pipeline(tiny.model, tiny.options, load_tokenizer(DEFAULT_MODEL_DIR / "tokenizer"))
+    return Pipeline(tiny.model, tiny.options, load_tokenizer(default_model().folder / "tokenizer"))
 
 
 def check_offsets(text: str, doc: Doc) -> None:

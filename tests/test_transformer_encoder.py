@@ -74,7 +74,7 @@ def test_loading_pretrained_weights_draws_no_progress_bar(capfd):
     (CLI or API) must stay quiet, and leave transformers' own setting as it was."""
     from transformers.utils import logging as hf_logging
 
-    from spandep.encoders.transformer import MINILM_ALIAS
+    from spandep.encoders.bases import MINILM_ALIAS
 
     TransformerEncoder(MINILM_ALIAS, pretrained=True)
     assert "Loading weights" not in capfd.readouterr().err

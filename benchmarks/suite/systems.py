@@ -81,7 +81,7 @@ SYSTEMS: dict[str, System] = {
     # Run 4 trained again (its own model was lost before its MST row was measured).
     "span-minilm-word-rerun-dp": System({"en_ewt": "configs/ewt-span-minilm-word-rerun.toml"}, "projective", WORD_GRID),
     "span-minilm-word-rerun-mst": System({"en_ewt": "configs/ewt-span-minilm-word-rerun.toml"}, "mst", WORD_GRID),
-    # The base-size English encoder (benchmarks/scripts/get_mpnet.sh first; trained on a GPU: --train-device cuda).
+    # The base-size English encoder (`make models` first; trained on a GPU: --train-device cuda).
     "span-mpnet-dp": System({"en_ewt": "configs/ewt-span-mpnet.toml"}, "projective", WORD_GRID),
     "span-mpnet-mst": System({"en_ewt": "configs/ewt-span-mpnet.toml"}, "mst", WORD_GRID),
     "span-bilstm-dp": System({"en_ewt": "configs/ewt-span-bilstm.toml"}, "projective", WORD_GRID),

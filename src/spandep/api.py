@@ -172,8 +172,9 @@ def load(
     batch_tokens: int = 4000,
     **settings: Any,
 ) -> Pipeline:
-    """Load a model folder (``None``: ``$SPANDEP_MODEL``, else the model shipped with spandep) as a :class:`Pipeline`,
-    with the folder's trained tokenizer (its ``tokenizer/``) for raw text, else the rule fallback.
+    """Load a model as a :class:`Pipeline`: a shipped model's name (``"en"``, the default; ``spandep models`` lists
+    them) or a model folder (``None``: ``$SPANDEP_MODEL``, else ``"en"``), with the folder's trained tokenizer (its
+    ``tokenizer/``) for raw text, else the rule fallback.
 
     ``device``: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"`` (CUDA when there is one). ``threads``: torch's
     CPU threads for this process (``None``: torch's default) and for each worker of ``pipe(n_process=...)``
@@ -181,7 +182,8 @@ def load(
     from dev. ``batch_tokens``: words per batch (lower it if memory runs out). ``settings`` override the model's
     other inference settings chosen on dev (span models: ``k``, ``lam``, ``retrieval``, ``mutual``,
     ``arc_weight``, ``label_source``; see :class:`~spandep.inference.InferenceOptions`). Raises
-    :class:`~spandep.errors.ModelError` for a missing or unreadable model or a CUDA device this machine lacks and
+    :class:`~spandep.errors.ModelError` for a missing or unreadable model, an unknown name, a base encoder not
+    installed (its message names ``make models``) or a CUDA device this machine lacks and
     ``ValueError`` for a bad option (an unknown device name included).
     """
     from spandep.pipeline.model_io import resolve_model_dir

@@ -13,7 +13,7 @@ from spandep.cli.common import COUNT, POSITIVE, check_input, check_model_options
 
 def benchmark_speed(
     input: Path = typer.Argument(..., help="CoNLL-U file to parse, '-' for stdin (read into memory first; reading is not timed)."),
-    model: Optional[Path] = typer.Option(None, "--model", "-m", help="Model folder (default: $SPANDEP_MODEL, else the shipped model)."),
+    model: Optional[Path] = typer.Option(None, "--model", "-m", help="A shipped model's name (spandep models) or a model folder (default: $SPANDEP_MODEL, else en)."),
     runs: int = typer.Option(3, help="Timed runs."),
     warmup: int = typer.Option(1, help="Untimed warm-up runs first."),
     batch_tokens: int = typer.Option(4000, help="Words (pieces for transformers) per batch."),

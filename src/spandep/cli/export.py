@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from spandep.cli.common import handle_errors
 from spandep.errors import OptionError
+
+if TYPE_CHECKING:
+    from spandep.models.base import Parser
 
 
 def export(
@@ -15,6 +19,10 @@ def export(
     output: Path = typer.Argument(..., help="Folder to write."),
     compact: bool = typer.Option(True, "--compact/--full", help="float16 weights, frozen base weights left out."),
     int8: bool = typer.Option(False, "--int8", help="With --compact: the transformer's weight matrices stored as int8 (per-row scales); measure the copy's accuracy."),
+    base: Optional[str] = typer.Option(
+        None, help="Name the encoder by this base alias in the copy (spandep models), for a model trained on a local "
+        "folder of the same weights (checked by SHA-256): the compact copy then loads wherever `make models` ran.",
+    ),
 ) -> None:
     """Write a copy of MODEL for shipping, its trained tokenizer included; a compact copy needs the encoder's base
     package installed to load."""
@@ -25,7 +33,22 @@ def export(
         if int8 and not compact:
             raise OptionError("--int8 needs --compact (int8 weights are a compact model's)")
         loaded = load_model(model)
+        if base is not None:
+            _rename_base(loaded, base)
         tokenizer = model / TOKENIZER_FOLDER
         save_model(loaded, output, loaded.config.get("training"), compact, int8, tokenizer if tokenizer.is_dir() else None)
         size = sum(f.stat().st_size for f in output.rglob("*") if f.is_file())
         typer.echo(f"wrote {output} ({size / 1e6:.1f} MB)")
+
+
+def _rename_base(model: Parser, alias: str) -> None:
+    """Make ``alias`` the encoder's base name (``export_config``'s ``model``) once its weights are checked equal."""
+    from spandep.encoders.bases import rebase_problem
+
+    folder = getattr(model.encoder, "model_name", None)
+    if folder is None:
+        raise OptionError(f"--base: the model's {model.encoder.name} encoder has no pretrained base")
+    problem = rebase_problem(folder, alias)
+    if problem:
+        raise OptionError(f"--base: {problem}")
+    model.encoder.model_name = alias

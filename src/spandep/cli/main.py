@@ -13,6 +13,8 @@ from spandep.cli.calibrate import calibrate
 from spandep.cli.convert_e5 import convert_e5
 from spandep.cli.evaluate import evaluate
 from spandep.cli.export import export
+from spandep.cli.install_bases import install_bases
+from spandep.cli.models import models
 from spandep.cli.parse import parse
 from spandep.cli.train import train
 from spandep.cli.train_tokenizer import train_tokenizer
@@ -39,6 +41,8 @@ app.command()(export)
 app.command()(calibrate)
 app.command("benchmark-speed")(benchmark_speed)
 app.command("convert-e5")(convert_e5)
+app.command()(models)
+app.command("install-bases")(install_bases)
 app.command("train-tokenizer")(train_tokenizer)
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ def parse(
         "-", "--output", "-o",
         help="Output file ('-' for stdout): a file is replaced atomically (through a symlink, its target); a device or FIFO is written as a stream.",
     ),
-    model: Optional[Path] = typer.Option(None, "--model", "-m", help="Model folder (default: $SPANDEP_MODEL, else the shipped model)."),
+    model: Optional[Path] = typer.Option(None, "--model", "-m", help="A shipped model's name (spandep models) or a model folder (default: $SPANDEP_MODEL, else en)."),
     input_format: str = typer.Option("conllu", "--input-format", "-f", help="conllu | conllx | tokens | text (raw text)"),
     tokenizer: str = typer.Option(
         "model", help="Raw text: 'model' (the model folder's trained tokenizer, else the rules), 'rules', or a tokenizer folder.",

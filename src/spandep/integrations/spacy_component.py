@@ -1,9 +1,10 @@
 """The spaCy pipeline component ``"spandep"``: dependency trees (and tags, features and lemmas where the model
 predicts them) with their confidence on spaCy Docs.
 
-``nlp = spacy.blank("en"); nlp.add_pipe("spandep", config={"model": None})`` (``None``: ``$SPANDEP_MODEL``, else the
-shipped model; other settings: ``decoder``, ``batch_tokens`` and ``inference``, a table of the model's inference
-settings such as ``{"k": 5}``, as in :func:`spandep.load`).
+``nlp = spacy.blank("en"); nlp.add_pipe("spandep", config={"model": None})`` (a shipped model's name such as
+``"en"``, a model folder, or ``None``: ``$SPANDEP_MODEL``, else the shipped default; other settings: ``decoder``,
+``batch_tokens`` and ``inference``, a table of the model's inference settings such as ``{"k": 5}``, as in
+:func:`spandep.load`).
 
 - Sentences: a Doc whose sentence boundaries are already set (a ``sentencizer`` or ``senter`` earlier in the
   pipeline, or ``sent_starts`` given by hand) is parsed one sentence at a time; otherwise its text is split into
@@ -163,7 +164,7 @@ def make_spandep(
     batch_tokens: int,
     inference: dict[str, Any],
 ) -> SpandepComponent:
-    """Load the parser (``model``: a model folder, ``None`` for the default) as a spaCy component."""
+    """Load the parser (``model``: a shipped model's name, a model folder, ``None`` for the default) as a spaCy component."""
     from spandep.api import load
 
     return SpandepComponent(load(model, decoder=decoder, batch_tokens=batch_tokens, **inference), name)

@@ -22,23 +22,24 @@ from spandep.errors import ModelError, OptionError
 from spandep.inference import InferenceOptions
 from spandep.models import ENCODER_ASSETS, PARSERS, Parser, build_model
 from spandep.models.confidence import Calibration
+from spandep.pipeline.catalogue import default_model, model_folder
 from spandep.tokenization.text import TOKENIZER_FOLDER
 from spandep.pipeline.int8 import dequantize, dynamic_int8, quantize
 from spandep.registry import UnknownNameError
 
 FORMAT_VERSION = 2
 CHOICE_FILE = "inference_choice.json"  # beside a model whose settings were chosen on dev: what was chosen, and how
-DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "resources" / "default_model"
 
 
 def resolve_model_dir(model: str | Path | None) -> Path:
-    """The model folder to use: the one given, else ``$SPANDEP_MODEL``, else the model shipped with spandep."""
-    if model:
-        return Path(model)
-    if os.environ.get("SPANDEP_MODEL"):
-        return Path(os.environ["SPANDEP_MODEL"])
-    if (DEFAULT_MODEL_DIR / "config.json").is_file():
-        return DEFAULT_MODEL_DIR
+    """The model folder to use: a shipped model's name (``en``, ``spandep models``) or a folder; none given:
+    ``$SPANDEP_MODEL`` (either), else the default shipped model. ``ModelError`` for a bare word that is neither."""
+    choice = model or os.environ.get("SPANDEP_MODEL")
+    if choice:
+        return model_folder(choice)
+    default = default_model()
+    if default.installed():
+        return default.folder
     raise ModelError("no model given and no default model installed: pass --model DIR (a folder written by `spandep train`)")
 
 
@@ -207,6 +208,8 @@ def load_model(directory: str | Path, device: str = "cpu", int8: bool = False) -
         model = build_model(config, None if compact else directory)
     except UnknownNameError as exc:
         raise ModelError(f"{directory}: {exc} (this is spandep {__version__})") from exc
+    except ModelError as exc:  # a base encoder not installed, or its one-time build failing its checksum
+        raise ModelError(f"{directory}: {exc}") from None
     except (OSError, ImportError) as exc:
         raise ModelError(f"{directory}: cannot build the encoder {config['encoder'].get('model')!r} ({exc})") from exc
     try:

@@ -104,7 +104,7 @@ class SpanParser(Parser):
         linker = settings["linker"]
         if not isinstance(linker, dict) or "model" not in linker:
             return None
-        from spandep.encoders.transformer import model_path_problem
+        from spandep.encoders.bases import model_path_problem
 
         return model_path_problem("linker model", linker["model"])
 

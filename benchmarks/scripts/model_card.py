@@ -1,0 +1,58 @@
+"""Write a shipped model's ``card.json`` (the figures ``spandep models`` shows) from a benchmark suite result.
+
+    .venv/bin/python -m benchmarks.scripts.model_card benchmarks/results/en_ewt__span-minilm-default-dp.json \\
+        src/spandep/resources/default_model
+
+The result must be one of the model itself (its ``model`` field names the folder): the card copies its test scores
+and parse speed with the machine, command, commit and date they were measured with, so no figure is typed by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from benchmarks.suite.systems import REPO
+from spandep.pipeline.catalogue import CARD_FILE
+
+CARD_SCHEMA = "spandep-card/1"
+
+
+def card_from_result(result: dict[str, Any], source: str) -> dict[str, Any]:
+    """The card of a ``spandep-benchmark/1`` result read from ``source`` (a path relative to the repository)."""
+    if result.get("schema") != "spandep-benchmark/1":
+        raise SystemExit(f"{source}: not a benchmark suite result (schema {result.get('schema')!r})")
+    return {
+        "schema": CARD_SCHEMA,
+        "test": {
+            "treebank": result["dataset"], "split": result["split"], "words": result["words"],
+            **{key: round(result[key], 2) for key in ("UAS", "LAS", "UAS_nopunct", "LAS_nopunct", "CLAS")},
+        },
+        "speed": {
+            "words_per_s": result["parse_words_per_s"], "sentences_per_s": result["parse_sent_per_s"],
+            "threads": result["threads"], "batch_tokens": result["batch_tokens"], "device": "cpu",
+            "cpu": result["machine"]["cpu"], "torch": result["machine"]["torch"],
+        },
+        "inference": result["inference"],
+        "source": {"result": source, "command": result["command"], "git_commit": result["git_commit"], "date": result["date"]},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("result", type=Path, help="benchmarks/results/<dataset>__<system>.json of the model")
+    parser.add_argument("model", type=Path, help="the shipped model folder to write card.json into")
+    args = parser.parse_args()
+    result = json.loads(args.result.read_text(encoding="utf-8"))
+    if (REPO / result["model"]).resolve() != args.model.resolve():
+        raise SystemExit(f"{args.result} measured {result['model']}, not {args.model}")
+    source = str(args.result.resolve().relative_to(REPO))
+    card = card_from_result(result, source)
+    (args.model / CARD_FILE).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {args.model / CARD_FILE}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""The catalogue of shipped models: ``spandep.load("en")``, ``spandep parse --model en``, ``spandep models``.
+
+``resources/catalogue.json`` names each shipped model once: its folder under ``resources/``, language and treebank.
+Everything else is read from the folder itself: the base encoder from ``config.json``, the size from its files,
+and the measured accuracy and speed from ``card.json`` (written from a benchmark result by
+``benchmarks/scripts/model_card.py``, never by hand; no card: no figures). A line whose folder is not installed is
+not offered. Adding a shipped model is one folder plus one line (docs/design.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from spandep.errors import ModelError
+
+RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+CATALOGUE_FILE = RESOURCES / "catalogue.json"
+CARD_FILE = "card.json"
+
+
+@dataclass(frozen=True)
+class ShippedModel:
+    """One catalogue line: ``name`` → ``folder`` (absolute), with its language, treebank and a short note."""
+
+    name: str
+    folder: Path
+    language: str
+    treebank: str
+    note: str = ""
+
+    def installed(self) -> bool:
+        """Whether the folder is a model here (a line may come before its folder)."""
+        return (self.folder / "config.json").is_file()
+
+    def base(self) -> str:
+        """The base encoder of the model (an alias of ``encoders.bases.BASES`` or a folder; ``""``: none, a BiLSTM)."""
+        config = json.loads((self.folder / "config.json").read_text(encoding="utf-8"))
+        return str(config.get("encoder", {}).get("model") or "")
+
+    def size(self) -> int:
+        """Bytes on disk of the shipped part (the folder: fine-tuned weights, tokenizer, card)."""
+        return sum(f.stat().st_size for f in self.folder.rglob("*") if f.is_file())
+
+    def card(self) -> dict[str, Any]:
+        """The measured figures of ``card.json`` (``{}`` when the model has none yet)."""
+        path = self.folder / CARD_FILE
+        if not path.is_file():
+            return {}
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ModelError(f"{path}: unreadable JSON ({exc})") from None
+
+
+def read_catalogue() -> tuple[str, dict[str, ShippedModel]]:
+    """The default model's name and every catalogue line by name (installed or not)."""
+    try:
+        data = json.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))
+        models = {
+            name: ShippedModel(name, (CATALOGUE_FILE.parent / line["folder"]).resolve(), line["language"], line["treebank"], line.get("note", ""))
+            for name, line in data["models"].items()
+        }
+        return str(data["default"]), models
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ModelError(f"{CATALOGUE_FILE}: not a readable catalogue ({exc!r}); reinstall spandep") from None
+
+
+def shipped_models() -> list[ShippedModel]:
+    """The catalogue's models whose folders are installed, in catalogue order."""
+    return [m for m in read_catalogue()[1].values() if m.installed()]
+
+
+def default_model() -> ShippedModel:
+    """The model used when none is named (``en``)."""
+    name, models = read_catalogue()
+    return models[name]
+
+
+def model_folder(name_or_path: str | os.PathLike[str]) -> Path:
+    """A shipped model's folder by name, else the path given. A name takes precedence over a folder of that name in
+    the working directory (write ``./en`` for that); a bare word that is neither is a ``ModelError`` listing the
+    names."""
+    text = str(name_or_path)
+    shipped = {m.name: m for m in shipped_models()}
+    if text in shipped:
+        return shipped[text].folder
+    path = Path(text).expanduser()
+    if path.exists() or os.sep in text or "/" in text:
+        return path
+    raise ModelError(
+        f"{text!r} is neither a shipped model ({', '.join(shipped) or 'none installed'}) nor a model folder; "
+        "`spandep models` lists the shipped models"
+    )
