@@ -86,7 +86,7 @@ SYSTEMS: dict[str, System] = {
     "span-mpnet-mst": System({"en_ewt": "configs/ewt-span-mpnet.toml"}, "mst", WORD_GRID),
     "span-bilstm-dp": System({"en_ewt": "configs/ewt-span-bilstm.toml"}, "projective", WORD_GRID),
     "span-bilstm-mst": System({"en_ewt": "configs/ewt-span-bilstm.toml"}, "mst", WORD_GRID),
-    # The multilingual encoder (spandep convert-e5 runs/e5-small first), on the non-English treebanks.
+    # The multilingual encoder (the base multilingual-e5-small), on the non-English treebanks.
     "biaffine-e5": System({d: f"configs/{d}-biaffine-e5.toml" for d in E5_SETS}),
     "span-e5-dp": System({d: f"configs/{d}-span-e5.toml" for d in E5_SETS}, "projective", E5_GRID),
     "span-e5-mst": System({d: f"configs/{d}-span-e5.toml" for d in E5_SETS}, "mst", E5_GRID),
