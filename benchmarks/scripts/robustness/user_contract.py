@@ -1,4 +1,4 @@
-"""The command line's contract with a new user (issue 22, parts 1-3), checked case by case on a fresh clone.
+"""The command line's contract with a new user, checked case by case on a fresh clone (docs/robustness.md).
 
 Each case runs ``spandep`` as a child process with the shipped model and the tiny files under ``tests/fixtures`` in
 a temporary folder, prints its exit code and the first line of its stderr, and checks: the documented exit code (0 ok,

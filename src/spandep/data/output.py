@@ -44,6 +44,16 @@ def writes_atomically(mode: int | None) -> bool:
     return mode is None or stat.S_ISREG(mode)
 
 
+def sibling_folder(final: Path, fix: str) -> Path:
+    """A new empty hidden folder beside ``final`` (its parents created), where a folder is built before it is renamed
+    into place; an ``OutputError`` ending with ``fix`` (how to get room) when it cannot be made."""
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    except OSError as exc:
+        raise OutputError(f"cannot write {final.parent}: {exc.strerror or exc}; {fix}") from None
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

