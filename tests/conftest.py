@@ -54,13 +54,16 @@ def write_config(
     model_dir: Path | None = None,
     pretrained: bool = False,
     model: str = TINY_BIAFFINE,
+    encoder_extra: str = "",
     **training: object,
 ) -> Path:
-    """A tiny training config for tests (BiLSTM or the tiny transformer; ``model`` is the [model] table's body)."""
+    """A tiny training config for tests (BiLSTM or the tiny transformer; ``model`` is the [model] table's body,
+    ``encoder_extra`` lines added to the [encoder] table)."""
     if encoder == "bilstm":
         enc = '[encoder]\ntype = "bilstm"\nword_dim = 16\nchar_dim = 8\nchar_out = 16\nhidden = 16\nlayers = 1\nmin_freq = 1\n'
     else:
         enc = f'[encoder]\ntype = "transformer"\nmodel = "{model_dir}"\npretrained = {str(pretrained).lower()}\nmix_layers = 2\n'
+    enc += encoder_extra
     settings = {"output": str(output), "epochs": 2, "batch_tokens": 300, "lr": 2e-3, "seed": 7, **training}
     table = "".join(f"{k} = {json.dumps(v)}\n" for k, v in settings.items())
     path.write_text(
@@ -82,3 +85,23 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         Trainer(load_config(write_config(root / f"{name}.toml", root / name, "bilstm", model=table, epochs=1))).run()
         models[name] = root / name / "model"
     return models
+
+
+def train_interrupted(cfg: dict, monkeypatch: pytest.MonkeyPatch, at_call: int) -> None:
+    """Train ``cfg`` until its ``at_call``-th step, which is interrupted (as by Ctrl-C) before it runs."""
+    from spandep.training.trainer import Trainer
+
+    crashing = Trainer(cfg)
+    real_step = Trainer._step
+    calls = {"n": 0}
+
+    def step_then_crash(self, batch, step):
+        calls["n"] += 1
+        if calls["n"] == at_call:
+            raise KeyboardInterrupt
+        return real_step(self, batch, step)
+
+    monkeypatch.setattr(Trainer, "_step", step_then_crash)
+    with pytest.raises(KeyboardInterrupt):
+        crashing.run()
+    monkeypatch.setattr(Trainer, "_step", real_step)

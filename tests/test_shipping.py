@@ -48,8 +48,7 @@ def tagged_run(tmp_path_factory, tiny_transformer_dir):
     """A tiny span parser with a tagging head over the tiny transformer, its lowest layer frozen."""
     root = tmp_path_factory.mktemp("tagged")
     cfg_path = write_config(root / "c.toml", root / "run", "transformer", tiny_transformer_dir, pretrained=True,
-                            model=TINY_SPAN + "\n[heads.upos]\n", epochs=3)
-    cfg_path.write_text(cfg_path.read_text().replace("mix_layers = 2\n", "mix_layers = 2\nfreeze_layers = 1\n"))
+                            model=TINY_SPAN + "\n[heads.upos]\n", encoder_extra="freeze_layers = 1\n", epochs=3)
     trainer = Trainer(load_config(cfg_path))
     trainer.run()
     return trainer, root

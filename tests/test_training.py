@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, write_config
+from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, train_interrupted, write_config
 from spandep.data.conllu import read_conllu
 from spandep.pipeline.model_io import load_model, save_model
 from spandep.pipeline.predict import parse_stream
@@ -46,20 +46,7 @@ def test_interrupted_training_resumes_to_identical_weights(tmp_path, monkeypatch
     straight.run()
 
     cfg_b = config("b")
-    crashing = Trainer(cfg_b)
-    real_step = Trainer._step
-    calls = {"n": 0}
-
-    def step_then_crash(self, batch, step):
-        calls["n"] += 1
-        if calls["n"] == 7:  # mid-epoch 2, after the checkpoint of step 6
-            raise KeyboardInterrupt
-        return real_step(self, batch, step)
-
-    monkeypatch.setattr(Trainer, "_step", step_then_crash)
-    with pytest.raises(KeyboardInterrupt):
-        crashing.run()
-    monkeypatch.setattr(Trainer, "_step", real_step)
+    train_interrupted(cfg_b, monkeypatch, at_call=7)  # mid-epoch 2, after the checkpoint of step 6
     resumed = Trainer(cfg_b).run()
     assert resumed["step"] == straight.total_steps
     a, b = _weights(tmp_path / "a" / "model"), _weights(tmp_path / "b" / "model")

@@ -17,9 +17,17 @@ import importlib
 from collections.abc import Iterator
 from typing import Any, Generic, TypeVar
 
-__all__ = ["Registry", "SettingsCheck", "UnknownNameError"]
+__all__ = ["Registry", "SettingsCheck", "UnknownNameError", "merged"]
 
 T = TypeVar("T")
+
+
+def merged(base: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """``given`` over ``base``, table by table (inline tables such as the linker's merge too)."""
+    out = dict(base)
+    for key, value in given.items():
+        out[key] = merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
 
 
 class SettingsCheck:
@@ -81,3 +89,19 @@ class Registry(Generic[T]):
                 raise TypeError(f"{self.kind} {name!r} is registered as {target.__qualname__}, which answers to {declared!r}")
             self._entries[name] = target
         return target  # type: ignore[return-value]
+
+    def configured(self, given: dict[str, Any], default: str | None = None) -> tuple[str, dict[str, Any]]:
+        """The name in a config table ``given`` (its ``type``; ``default`` where it has none) and that entry's
+        ``config_defaults`` with the table's other keys over them; a ``ValueError`` (one line, without the table's
+        name) for a missing or unknown type or a key the type does not take."""
+        kind = given.get("type", default)
+        if kind is None:
+            raise ValueError(f"type missing: give one of {', '.join(self.names())}")
+        try:
+            defaults: dict[str, Any] = getattr(self.get(kind), "config_defaults")
+        except UnknownNameError as exc:
+            raise UnknownNameError(f"type: {exc}") from None
+        unknown = sorted(set(given) - set(defaults) - {"type"})
+        if unknown:
+            raise ValueError(f"key(s) {', '.join(unknown)} do not apply to type {kind!r}; known: {', '.join(defaults)}")
+        return kind, merged(defaults, {k: v for k, v in given.items() if k != "type"})

@@ -32,7 +32,7 @@ def export(
 
         if int8 and not compact:
             raise OptionError("--int8 needs --compact (int8 weights are a compact model's)")
-        loaded = load_model(model)
+        loaded = load_model(model, merge_adapter=False)  # an adapter is saved apart from its base weights
         if base is not None:
             _rename_base(loaded, base)
         tokenizer = model / TOKENIZER_FOLDER

@@ -52,9 +52,19 @@ class WordEncoder(SettingsCheck, nn.Module):
         return cls(**{k: v for k, v in config.items() if k != "type"})
 
     def pretrained_module(self) -> nn.Module | None:
-        """The module holding pretrained weights (loaded from a base package), or ``None``. Its parameters train
-        at the encoder learning rate, and a compact model leaves its frozen ones out (they come from the base)."""
+        """The module holding pretrained weights (loaded from a base package), or ``None``."""
         return None
+
+    def pretrained_parameters(self) -> list[nn.Parameter]:
+        """The weights loaded from a base package: the pretrained module's (an adapter trained inside it is not).
+        They train at the encoder learning rate, and a compact model leaves the frozen ones out (they come from the
+        base)."""
+        module = self.pretrained_module()
+        return list(module.parameters()) if module is not None else []
+
+    def merge_adapter(self) -> None:
+        """For inference only: fold a trained adapter into the pretrained weights (an encoder without one: nothing
+        to do). A merged encoder parses as fast as a fully fine-tuned one but cannot be saved again."""
 
     def featurize(self, forms: list[str], upos: list[str] | None = None) -> dict[str, Any]:
         """Per-sentence features (plain Python / numpy), computed once and cached by the caller.

@@ -4,7 +4,8 @@ Hugging Face offline before this module imports it).
 Each sentence is tokenised once into word pieces; word vectors are pooled from their pieces (first
 piece or mean) over a learned scalar mix of the last layers. ROOT is read at the ``[CLS]`` position.
 Sentences longer than the model's position limit are encoded in overlapping windows, each piece taking
-its vector from the window where it sits furthest from an edge, so nothing is ever truncated.
+its vector from the window where it sits furthest from an edge, so nothing is ever truncated. With an ``adapter``
+(``encoders/adapters``) every pretrained weight stays frozen and only the adapter's weights train in the transformer.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from torch import nn
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
+from spandep.encoders.adapters import ADAPTERS, adapter_parameters, adapter_problem
 from spandep.encoders.base import WordEncoder
 from spandep.encoders.bases import MINILM_ALIAS, model_path_problem, resolve_model_path
+from spandep.errors import ModelError
 
 
 class ScalarMix(nn.Module):
@@ -107,7 +110,20 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         "pretrained": True,
         "freeze_embeddings": True,
         "freeze_layers": 0,  # also freeze the lowest N transformer layers (they then need not ship with the model)
+        "adapter": None,  # or { type = "lora", ... }: every pretrained weight frozen, an adapter trained (ADAPTERS)
     }
+
+    @classmethod
+    def settings_problem(cls, settings: dict[str, Any]) -> str | None:
+        """An adapter table that is wrong, or given with settings that unfreeze pretrained weights."""
+        adapter = settings["adapter"]
+        if not adapter:
+            return None
+        if not isinstance(adapter, dict):
+            return f'adapter must be a table such as {{ type = "lora" }}, not {adapter!r}'
+        if not settings["freeze_embeddings"] or settings["freeze_layers"]:
+            return "freeze_embeddings = false and freeze_layers do not apply with an adapter (it freezes every pretrained weight); remove them"
+        return adapter_problem(adapter)
 
     @classmethod
     def missing(cls, settings: dict[str, Any]) -> str | None:
@@ -126,6 +142,7 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         pretrained: bool = True,
         freeze_embeddings: bool = True,
         freeze_layers: int = 0,
+        adapter: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
         if pooling not in ("first", "mean"):
@@ -140,6 +157,12 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         self.freeze_layers = freeze_layers
         for layer in self._layers()[:freeze_layers]:
             layer.requires_grad_(False)
+        self.adapter: dict[str, Any] | None = None  # the adapter's type and settings (defaults filled)
+        if adapter:
+            kind, settings = ADAPTERS.configured(adapter)
+            self.transformer = ADAPTERS.get(kind).wrap(self.transformer, settings)
+            self.adapter = {"type": kind, **settings}
+        self.merged = False
         self.pooling = pooling
         self.mix_layers = min(mix_layers, cfg.num_hidden_layers)
         self.mix = ScalarMix(self.mix_layers)
@@ -285,8 +308,24 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
             words = torch.cat([words, self.dropout(self.upos_embed(batch["upos"]))], dim=-1)  # (batch, 1 + words, out)
         return words
 
+    # ----------------------------------------------------------------------------------- adapter
+    def pretrained_parameters(self) -> list[nn.Parameter]:
+        """The transformer's weights less the adapter's (those are new weights: they train at the parser's rate and
+        ship with the model)."""
+        added = {id(p) for p in adapter_parameters(self.transformer)} if self.adapter else set()
+        return [p for p in super().pretrained_parameters() if id(p) not in added]
+
+    def merge_adapter(self) -> None:
+        """Each adapted layer's weights become the base's plus the adapter's delta (``peft``'s
+        ``merge_and_unload``): the transformer is a plain one again, as fast as a fully fine-tuned one."""
+        if self.adapter and not self.merged:
+            self.transformer = self.transformer.merge_and_unload()  # type: ignore[operator]
+            self.merged = True
+
     # ----------------------------------------------------------------------------------- config
     def export_config(self) -> dict[str, Any]:
+        if self.merged:
+            raise ModelError("the encoder's adapter is merged into its base weights for inference; load the model with merge_adapter=False to save it")
         return {
             "type": self.name,
             "model": self.model_name,
@@ -298,4 +337,5 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
             "max_pieces": self.max_pieces,
             "freeze_embeddings": self.freeze_embeddings,
             "freeze_layers": self.freeze_layers,
+            "adapter": self.adapter,
         }

@@ -122,8 +122,7 @@ class Parser(SettingsCheck, nn.Module):
 
     def pretrained_parameters(self) -> list[nn.Parameter]:
         """Parameters that come from base packages (the encoder's, and any other part's pretrained module)."""
-        module = self.encoder.pretrained_module()
-        return list(module.parameters()) if module is not None else []
+        return self.encoder.pretrained_parameters()
 
     # ------------------------------------------------------------------ inference settings
     def _not_mine(self, names: Sequence[str]) -> str:

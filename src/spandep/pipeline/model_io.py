@@ -190,9 +190,11 @@ def read_model_config(directory: str | Path) -> dict[str, Any]:
     return config
 
 
-def load_model(directory: str | Path, device: str = "cpu", int8: bool = False) -> Parser:
+def load_model(directory: str | Path, device: str = "cpu", int8: bool = False, merge_adapter: bool = True) -> Parser:
     """Load a saved model folder for inference (eval mode) onto ``device``; ``int8``: with dynamically
-    quantised int8 linear layers in the encoder (CPU only, see ``pipeline.int8.dynamic_int8``)."""
+    quantised int8 linear layers in the encoder (CPU only, see ``pipeline.int8.dynamic_int8``). An encoder's
+    adapter is merged into its base weights (as fast as full fine-tuning) unless ``merge_adapter`` is false, as it
+    must be to save the model again."""
     directory = Path(directory)
     target = resolve_device(device)  # a bad device fails before the model is read
     config = read_model_config(directory)
@@ -223,6 +225,8 @@ def load_model(directory: str | Path, device: str = "cpu", int8: bool = False) -
         raise ModelError(f"{directory}: weights do not match the config (missing {sorted(set(missing) - expected_missing)[:5]}, unexpected {unexpected[:5]})")
     model.eval()
     model.config = config
+    if merge_adapter or int8:
+        model.encoder.merge_adapter()
     model = model.to(target)
     if int8:
         try:

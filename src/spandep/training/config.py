@@ -20,7 +20,7 @@ from spandep.errors import InputFormatError, OptionError
 from spandep.inference import InferenceOptions
 from spandep.models import PARSERS
 from spandep.models.heads import HEADS
-from spandep.registry import UnknownNameError
+from spandep.registry import UnknownNameError, merged
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "data": {"train": None, "dev": None, "format": "conllu", "max_train_sentences": 0, "tokenizer": None},
@@ -56,14 +56,6 @@ TYPED = {"encoder": ("transformer", ENCODERS), "model": ("biaffine", PARSERS)}  
 TABLES = (*DEFAULTS, *TYPED, "heads", "inference")
 
 
-def _merged(base: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
-    """`given` over `base`, table by table (inline tables such as the linker's merge too)."""
-    out = dict(base)
-    for key, value in given.items():
-        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
-
-
 def _read_toml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     """One config file as a dict, with its `base = "other.toml"` (relative to this file) read first and merged under it.
 
@@ -86,7 +78,7 @@ def _read_toml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     base_path = (path.parent / base).resolve()
     if base_path in chain:
         raise InputFormatError(str(path), 0, f"base {base!r} forms a cycle: a config cannot be its own base, directly or through others")
-    return _merged(_read_toml(base_path, chain), raw)
+    return merged(_read_toml(base_path, chain), raw)
 
 
 def _value_problems(cfg: dict[str, dict[str, Any]]) -> Iterator[tuple[str, str, str | None]]:
@@ -122,17 +114,11 @@ def _value_error(path: Path, section: str, key: str, problem: str) -> InputForma
 def _typed_table(path: Path, section: str, given: dict[str, Any]) -> dict[str, Any]:
     """``[encoder]`` or ``[model]``: its ``type`` (a registry name) and that type's settings over its defaults."""
     default_type, registry = TYPED[section]
-    kind = given.get("type", default_type)
     try:
-        defaults = registry.get(kind).config_defaults
-    except UnknownNameError as exc:
-        raise InputFormatError(str(path), 0, f"[{section}] type: {exc}") from None
-    unknown = sorted(set(given) - set(defaults) - {"type"})
-    if unknown:
-        raise InputFormatError(
-            str(path), 0, f"[{section}] key(s) {', '.join(unknown)} do not apply to type {kind!r}; known: {', '.join(defaults)}"
-        )
-    settings = _merged(defaults, {k: v for k, v in given.items() if k != "type"})
+        kind, settings = registry.configured(given, default_type)
+    except ValueError as exc:
+        raise InputFormatError(str(path), 0, f"[{section}] {exc}") from None
+    defaults = registry.get(kind).config_defaults
     for key, default in defaults.items():  # numbers and names of the type the defaults have (TOML says the type)
         value, name = settings[key], f"[{section}] {key}"
         if isinstance(default, str) and not isinstance(value, str):
