@@ -162,7 +162,7 @@ def config_cases(work: Path) -> None:
         ("training", "batch_tokens = -5", "[training] batch_tokens must be an int ≥ 1"),
         ("training", 'device = "gpu"', "[training] device must be cpu, cuda, cuda:N or auto"),
         ("data", 'train = ["a.conllu", "b.conllu"]', "[data] train must be a path in quotes"),
-        ("encoder", 'type = "transformer"\nmodel = "bert-base-uncased"', "is neither 'all-MiniLM-L6-v2' nor a local model folder"),
+        ("encoder", 'type = "transformer"\nmodel = "bert-base-uncased"', "is neither a known base (all-MiniLM-L6-v2"),
     ):
         keys = {line.split(" =")[0] for line in change.splitlines()}
         given = dict(tables, **{table: change if table == "encoder" else "\n".join(
