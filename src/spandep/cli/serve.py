@@ -3,9 +3,8 @@ the trees (docs/serve.md)."""
 
 from __future__ import annotations
 
-import errno
+import importlib.util
 import signal
-import socket
 from typing import Optional
 
 import typer
@@ -17,6 +16,7 @@ from spandep.errors import OptionError
 PORT = Range(0, 65535)
 WAIT_MS = Range(0, 10_000, integer=False)
 TIMEOUT_S = Range(0, 86_400, integer=False, open_low=True)
+SERVE_MODULES = ("fastapi", "uvicorn", "multipart")  # the serve extra
 
 
 def serve(
@@ -42,18 +42,17 @@ def serve(
             ("--batch-wait-ms", batch_wait_ms, WAIT_MS), ("--max-queue", max_queue, POSITIVE),
             ("--max-bytes", max_bytes, POSITIVE), ("--timeout", timeout, TIMEOUT_S), ("--device", device, None),
         )
-        names = list(dict.fromkeys(n.strip() for n in (models or "").split(",") if n.strip())) or [None]
-        sock = _listen(host, port)
-        import uvicorn
-
-        from spandep.serve.app import create_app
+        missing = [m for m in SERVE_MODULES if importlib.util.find_spec(m) is None]
+        if missing:
+            raise OptionError(f"spandep serve needs {', '.join(missing)}: pip install 'spandep[serve]'")
+        from spandep.serve.server import listen, make_server
         from spandep.serve.service import Service, ServiceSettings
 
+        sock = listen(host, port)
+        names = list(dict.fromkeys(n.strip() for n in (models or "").split(",") if n.strip()))
         settings = ServiceSettings(batch_tokens, batch_wait_ms, max_queue, max_bytes, timeout)
-        pipelines, notes = _load(names, threads, device, batch_tokens)
-        service = Service(pipelines, settings, notes)
-        config = uvicorn.Config(create_app(service), log_level="warning", timeout_graceful_shutdown=int(timeout) + 5)
-        server = uvicorn.Server(config)
+        service = Service.load(names, settings, threads=threads or None, device=device)
+        server = make_server(service)
         address = sock.getsockname()
         typer.echo(f"spandep serve: http://{address[0]}:{address[1]}/ (models: {', '.join(service.models)}); Ctrl-C stops", err=True)
         for stop in (signal.SIGINT, signal.SIGTERM):  # uvicorn turns them into a graceful stop and raises them again after
@@ -61,40 +60,3 @@ def serve(
         server.run(sockets=[sock])
         counters = service.batcher.counters
         typer.echo(f"spandep serve: stopped after {counters.jobs} parse requests ({counters.sentences} sentences)", err=True)
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """A listening socket, before any model loads: a port in use is a one-line error at once."""
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror as exc:
-        raise OptionError(f"--host: cannot resolve {host!r} ({exc.strerror}); use an address such as 127.0.0.1") from None
-    family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-    except OSError as exc:
-        sock.close()
-        fix = "choose another --port (0: any free one)" if exc.errno == errno.EADDRINUSE else "choose another --host or --port"
-        raise OptionError(f"--port: cannot listen on {host}:{port} ({exc.strerror}); {fix}") from None
-    sock.listen(2048)
-    return sock
-
-
-def _load(names: list[str | None], threads: int, device: str, batch_tokens: int) -> tuple[dict, dict[str, str]]:
-    """The pipelines by served name (``None``: the default model, named as ``spandep.load`` resolves it) and, for
-    shipped models, where each comes from."""
-    import os
-
-    import spandep
-    from spandep.pipeline.catalogue import read_catalogue
-
-    default, shipped = read_catalogue()
-    pipelines, notes = {}, {}
-    for name in names:
-        served = name or os.environ.get("SPANDEP_MODEL") or default
-        pipelines[served] = spandep.load(served, device=device, threads=threads or None, batch_tokens=batch_tokens)
-        if served in shipped:
-            notes[served] = f"{shipped[served].treebank} ({shipped[served].language})"
-    return pipelines, notes

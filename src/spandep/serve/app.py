@@ -130,7 +130,7 @@ def udpipe_request(params: dict[str, Any], service: Service) -> tuple[ParseReque
 
 
 def _records(sentences: list[Sentence], trees: bool) -> list[dict[str, Any]]:
-    return [{**sentence_record(s), **({"svg": tree_svg(s)[0]} if trees else {})} for s in sentences]
+    return [{**sentence_record(s), **({"svg": tree_svg(s, i)[0]} if trees else {})} for i, s in enumerate(sentences)]
 
 
 def create_app(service: Service) -> FastAPI:

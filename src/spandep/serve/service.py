@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -97,6 +98,21 @@ class Service:
         self.notes = notes or {}  # model name -> where it comes from (its treebank), for acknowledgements
         self.batcher = Batcher(self._parse_batch, settings.batch_words, settings.wait_ms / 1000, settings.max_queue)
         self.stopping = False
+
+    @classmethod
+    def load(cls, names: list[str], settings: ServiceSettings, threads: int | None = None, device: str = "cpu") -> Service:
+        """A service of the models ``names`` (shipped names or folders, as ``spandep.load`` takes them; none: the
+        default model, served under the name it resolves from: ``$SPANDEP_MODEL``, else ``en``), each loaded once."""
+        import spandep
+        from spandep.pipeline.catalogue import read_catalogue
+
+        default, shipped = read_catalogue()
+        pipelines, notes = {}, {}
+        for name in names or [os.environ.get("SPANDEP_MODEL") or default]:
+            pipelines[name] = spandep.load(name, device=device, threads=threads, batch_tokens=settings.batch_words)
+            if name in shipped:
+                notes[name] = f"{shipped[name].treebank} ({shipped[name].language})"
+        return cls(pipelines, settings, notes)
 
     def start(self) -> None:
         self.batcher.start()
