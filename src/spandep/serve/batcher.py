@@ -75,6 +75,7 @@ class Batcher:
         self._queue: deque[Job] = deque()
         self._cond = threading.Condition()
         self._stopping = False
+        self.parsing = 0  # jobs in the batch the worker is parsing now
         self._words_per_s = 0.0
         self._thread = threading.Thread(target=self._run, name="spandep-batcher", daemon=True)
 
@@ -111,7 +112,9 @@ class Batcher:
         while (batch := self._next_batch()) is not None:
             live = [job for job in batch if job.future.set_running_or_notify_cancel()]
             if live:
+                self.parsing = len(live)
                 self._parse_jobs(live)
+                self.parsing = 0
 
     def _next_batch(self) -> list[Job] | None:
         """The oldest job and the later jobs of its key that fit ``batch_words``, after waiting up to ``wait_s``

@@ -140,7 +140,7 @@ class Service:
     def health(self) -> dict[str, Any]:
         return {
             "status": "stopping" if self.stopping else "ok", "models": list(self.models),
-            "queued": self.batcher.queued(), **self.batcher.counters.as_dict(),
+            "queued": self.batcher.queued(), "parsing": self.batcher.parsing, **self.batcher.counters.as_dict(),
         }
 
     def options(self, decoder: str | None = None, k: int | None = None, lam: float | None = None) -> InferenceOptions:
