@@ -58,6 +58,9 @@ _TOKEN = re.compile(r'<text class="displacy-token".*?</text>', re.S)
 _ARROW = re.compile(r'<g class="displacy-arrow">.*?</g>', re.S)
 _X = re.compile(r'\bx="[-0-9.]+"')
 _ID = re.compile(r'<svg [^>]*\bid="([0-9a-f]{32})-0"')  # the random id displaCy gives a picture
+_LABEL = re.compile(r"<text dy=.*?</text>", re.S)  # displaCy's label, written along the arc
+# a label written level under the top of its arc (along a short, steep arc its letters ran into each other)
+_LABEL_STYLE = 'dy="1.25em" text-anchor="middle" fill="currentColor" style="font-size: 0.8em; letter-spacing: 1px"'
 _PATH = re.compile(r'\bd="([^"]*)"')
 _POINT = re.compile(r"(-?[0-9.]+),(-?[0-9.]+)")
 _PAGE = """<!DOCTYPE html>
@@ -157,7 +160,8 @@ def _moved_points(path: str, new_x: Callable[[int, float], float]) -> str:
 
 def tree_svg(sentence: Sentence, number: int = 0) -> tuple[str, float, float]:
     """The SVG of one tree, its width and its height. displaCy draws it with word ``i`` at ``x = i × LEVEL_UNIT``;
-    every x is then moved to the word it belongs to in :func:`_layout` (arc ends stay within their word's width).
+    every x is then moved to the word it belongs to in :func:`_layout` (arc ends stay within their word's width),
+    and each label is written level under the top of its arc.
     A word's features are its tooltip (an SVG ``title``); a lemma line makes the picture ``LEMMA_PX`` taller. The
     element ids are ``spandep-tree{number}-…`` (displaCy's are random): the same tree gives the same SVG, and trees
     numbered apart can share a page."""
@@ -184,12 +188,16 @@ def tree_svg(sentence: Sentence, number: int = 0) -> tuple[str, float, float]:
         tip, word = (float(points[0][0]), arc["start"]) if arc["dir"] == "left" else (float(points[-1][0]), arc["end"])
         shift = moved(tip, word) - tip
         line_moved = _moved_points(line, lambda k, x: moved(x, arc["start"] if k < 2 else arc["end"]))
-        return group.replace(line, line_moved, 1).replace(head, _moved_points(head, lambda k, x: x + shift), 1)
+        (x0, y0), (_, c), _, (x3, _) = ((float(x), float(y)) for x, y in _POINT.findall(line_moved))
+        label = f'<text class="displacy-label" x="{_num((x0 + x3) / 2)}" y="{_num(0.25 * y0 + 0.75 * c)}" {_LABEL_STYLE}>{arc["label"]}</text>'
+        group = _LABEL.sub(label, group.replace(line, line_moved, 1), 1)
+        return group.replace(head, _moved_points(head, lambda k, x: x + shift), 1)
 
     svg = _ARROW.sub(arrow, _TOKEN.sub(token, svg))
     size = _SIZE.search(svg)
     assert size is not None, "displaCy's SVG has a width and a height"
     height = float(size.group(2)) + (LEMMA_PX if parse["words"] and "lemma" in parse["words"][0] else 0)
+    svg = svg.replace(f"height: {size.group(2)}px", f"height: {_num(height)}px", 1)  # displaCy's style says it again
     return svg.replace(size.group(), f'width="{_num(width)}" height="{_num(height)}"', 1), width, height
 
 
