@@ -94,7 +94,8 @@ def test_uploaded_conllu_shows_lemmas_and_features(page, tmp_path):
     page, url = page
     load(page, url)
     page.set_input_files("#file", str(DEV))
-    assert page.input_value("#input") == "conllu"
+    page.wait_for_function("document.getElementById('input').value === 'conllu'")  # the file is read, its kind chosen
+    assert page.input_value("#data") == DEV.read_text(encoding="utf-8")
     page.click("#parse")
     page.wait_for_function("document.getElementById('status').textContent.includes('parsed by model')")
     sentences = list(read_conllu(DEV))
