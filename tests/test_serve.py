@@ -30,11 +30,11 @@ def served(tiny_models):
 
 
 def spandep_parse(tmp_path: Path, data: str, *options: str) -> str:
-    """What ``spandep parse FILE OPTIONS`` writes for a file holding ``data``."""
+    """What ``spandep parse FILE OPTIONS`` writes for a file holding ``data``, with the server's --batch-tokens."""
     source = tmp_path / "input.txt"
     source.write_bytes(data.encode("utf-8"))
     out = tmp_path / "out"
-    result = runner.invoke(app, ["parse", str(source), "-o", str(out), *options])
+    result = runner.invoke(app, ["parse", str(source), "-o", str(out), "--batch-tokens", str(ServiceSettings().batch_tokens), *options])
     assert result.exit_code == 0, result.output
     return out.read_text(encoding="utf-8")
 

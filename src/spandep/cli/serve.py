@@ -26,7 +26,8 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="Address to listen on (0.0.0.0: every interface)."),
     port: int = typer.Option(8000, help="Port to listen on (0: any free port, printed at start)."),
     threads: int = typer.Option(0, help="Torch CPU threads of the model (0: torch's default)."),
-    batch_tokens: int = typer.Option(4000, help="Token budget of a batch of requests (and of the model's batches, as for parse)."),
+    batch_words: int = typer.Option(4000, help="Token budget of a batch of requests: words gathered from the queue."),
+    batch_tokens: int = typer.Option(1000, help="Padded words per batch of the model, as for parse (whose default is 4000; docs/serve.md)."),
     batch_wait_ms: float = typer.Option(10.0, help="How long a batch waits for more requests when none is queued."),
     max_queue: int = typer.Option(256, help="Requests that may wait for the model; one more is answered 503 with Retry-After."),
     max_bytes: int = typer.Option(200_000, help="Largest data of a request, in bytes (UTF-8); more is answered 413."),
@@ -38,8 +39,8 @@ def serve(
     requests, finishes those in flight, and exits."""
     with handle_errors():
         check_options(
-            ("--port", port, PORT), ("--threads", threads, COUNT), ("--batch-tokens", batch_tokens, POSITIVE),
-            ("--batch-wait-ms", batch_wait_ms, WAIT_MS), ("--max-queue", max_queue, POSITIVE),
+            ("--port", port, PORT), ("--threads", threads, COUNT), ("--batch-words", batch_words, POSITIVE),
+            ("--batch-tokens", batch_tokens, POSITIVE), ("--batch-wait-ms", batch_wait_ms, WAIT_MS), ("--max-queue", max_queue, POSITIVE),
             ("--max-bytes", max_bytes, POSITIVE), ("--timeout", timeout, TIMEOUT_S), ("--device", device, None),
         )
         missing = [m for m in SERVE_MODULES if importlib.util.find_spec(m) is None]
@@ -50,7 +51,7 @@ def serve(
 
         sock = listen(host, port)
         names = list(dict.fromkeys(n.strip() for n in (models or "").split(",") if n.strip()))
-        settings = ServiceSettings(batch_tokens, batch_wait_ms, max_queue, max_bytes, timeout)
+        settings = ServiceSettings(batch_words, batch_tokens, batch_wait_ms, max_queue, max_bytes, timeout)
         service = Service.load(names, settings, threads=threads or None, device=device)
         server = make_server(service)
         address = sock.getsockname()

@@ -58,6 +58,7 @@ class Counters:
     words: int = 0
     refused: int = 0
     largest_batch: int = 0  # jobs in the largest batch
+    parse_seconds: float = 0.0  # time the worker spent in the model
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -159,6 +160,7 @@ class Batcher:
         c = self.counters
         c.batches, c.jobs, c.sentences, c.words = c.batches + 1, c.jobs + len(jobs), c.sentences + len(sentences), c.words + words
         c.largest_batch = max(c.largest_batch, len(jobs))
+        c.parse_seconds = round(c.parse_seconds + elapsed, 3)
         start = 0
         for job in jobs:
             job.future.set_result(parsed[start : start + len(job.sentences)])

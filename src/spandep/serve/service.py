@@ -5,7 +5,8 @@ A request's data is read by the readers of ``spandep parse`` (:class:`~spandep.d
 read as a file holding them would be) and its result written by :func:`~spandep.data.writers.write_sentences`, so
 a response holds what ``spandep parse`` writes for that data and those options. Reading and writing run in
 threads of the event loop's pool; parsing runs on the :class:`~spandep.serve.batcher.Batcher`'s worker, batched
-with other clients' requests.
+with other clients' requests: a batch's sentences are sorted by length and parsed in groups of like length (the few
+sentences of a batch, unlike ``spandep parse``'s chunks of 512, would otherwise pad short ones to long ones).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 
+from spandep.data.batching import length_groups
 from spandep.data.conllu import InputBytes, read_input
 from spandep.data.sentence import Sentence
 from spandep.data.writers import write_sentences
@@ -33,6 +35,7 @@ __all__ = ["ParseRequest", "Service", "ServiceError", "ServiceSettings", "render
 
 TAG_COLUMNS = ("upos", "xpos", "feats", "lemma")
 PARSE_COLUMNS = ("head", "deprel", "head_prob", "label_prob")
+LENGTH_RATIO = 1.5  # a batch is parsed in groups of sentences of like length (docs/serve.md, "Batching")
 CREDIT = "spandep: dependency parsing as MRC-based span-span prediction (Gan et al., ACL 2022)"
 
 
@@ -51,7 +54,8 @@ class ServiceError(Exception):
 class ServiceSettings:
     """``spandep serve``'s options: the limits of a request and of the queue, and how batches are made."""
 
-    batch_words: int = 4000  # the token budget of a batch (and of the model's own batches, as --batch-tokens)
+    batch_words: int = 4000  # the token budget of a batch of requests: words gathered from the queue
+    batch_tokens: int = 1000  # padded words per batch of the model, as parse's --batch-tokens (see docs/serve.md)
     wait_ms: float = 10.0  # how long a batch waits for more requests when the queue has none
     max_queue: int = 256  # requests waiting for the model; one more gets 503
     max_bytes: int = 200_000  # request body and data; more gets 413
@@ -109,7 +113,7 @@ class Service:
         default, shipped = read_catalogue()
         pipelines, notes = {}, {}
         for name in names or [os.environ.get("SPANDEP_MODEL") or default]:
-            pipelines[name] = spandep.load(name, device=device, threads=threads, batch_tokens=settings.batch_words)
+            pipelines[name] = spandep.load(name, device=device, threads=threads, batch_tokens=settings.batch_tokens)
             if name in shipped:
                 notes[name] = f"{shipped[name].treebank} ({shipped[name].language})"
         return cls(pipelines, settings, notes)
@@ -146,7 +150,7 @@ class Service:
     def options(self, decoder: str | None = None, k: int | None = None, lam: float | None = None) -> InferenceOptions:
         """Inference options of a request, over each model's own (400 for a value out of its range)."""
         try:
-            return InferenceOptions(decoder=decoder, k=k, lam=lam, batch_tokens=self.settings.batch_words)
+            return InferenceOptions(decoder=decoder, k=k, lam=lam, batch_tokens=self.settings.batch_tokens)
         except ValueError as exc:
             raise ServiceError(400, str(exc)) from None
 
@@ -191,4 +195,8 @@ class Service:
         from spandep.pipeline.predict import parse_stream
 
         name, options = key  # type: ignore[misc]
-        return list(parse_stream(self.models[name].model, sentences, options, chunk_size=max(1, len(sentences))))
+        parsed: list[Sentence | None] = [None] * len(sentences)
+        for group in length_groups([len(s) for s in sentences], LENGTH_RATIO):
+            for i, s in zip(group, parse_stream(self.models[name].model, [sentences[i] for i in group], options, len(group))):
+                parsed[i] = s
+        return parsed  # type: ignore[return-value]
