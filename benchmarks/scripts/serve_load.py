@@ -200,6 +200,7 @@ def memory_summary(samples: list[tuple[float, float]]) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", required=True, help="CoNLL-U file of the sentences the clients send")
+    ap.add_argument("--limit", type=int, help="only the first LIMIT sentences of --data")
     ap.add_argument("--clients", type=int, default=32)
     ap.add_argument("--seconds", type=float, default=60.0, help=f"length of the measured load (at most {MAX_SECONDS})")
     ap.add_argument("--warmup", type=float, default=10.0, help="seconds of load before the measurement")
@@ -214,11 +215,12 @@ def main() -> None:
     args = ap.parse_args()
     if not 0 < args.seconds <= MAX_SECONDS:
         ap.error(f"--seconds must be in (0, {MAX_SECONDS}]")
-    data = Path(args.data)
-    inputs = blocks(data.read_text(encoding="utf-8"))
+    inputs = blocks(Path(args.data).read_text(encoding="utf-8"))[: args.limit]
     words = sum(map(word_count, inputs))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        data = work / "data.conllu"  # what the clients send, as spandep parse reads it
+        data.write_text("".join(inputs), encoding="utf-8")
         before = cli_run(data, args.threads, words, work, args.batch_tokens)
         expected = blocks((work / "ref.conllu").read_text(encoding="utf-8"))
         assert len(expected) == len(inputs), "spandep parse wrote one block per sentence"
@@ -240,7 +242,7 @@ def main() -> None:
     result = {
         "command": " ".join([Path(sys.executable).name, "-m", "benchmarks.scripts.serve_load", *sys.argv[1:]]),
         "commit": git("rev-parse", "HEAD"), "date": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine(),
-        "load_average_at_end": os.getloadavg(), "data": str(data), "sentences": len(inputs), "words": words,
+        "load_average_at_end": os.getloadavg(), "data": args.data, "sentences": len(inputs), "words": words,
         "settings": {k: v for k, v in vars(args).items() if k not in ("data", "out")},
         "spandep_parse": {"before": before, "after": after, "words_per_s_mean": cli,
                           "sentences_that_differ_default_vs_same_batch_tokens": sum(a != b for a, b in zip(default, expected))},
