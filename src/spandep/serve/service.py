@@ -101,7 +101,6 @@ class Service:
         self.settings = settings
         self.notes = notes or {}  # model name -> where it comes from (its treebank), for acknowledgements
         self.batcher = Batcher(self._parse_batch, settings.batch_words, settings.wait_ms / 1000, settings.max_queue)
-        self.stopping = False
 
     @classmethod
     def load(cls, names: list[str], settings: ServiceSettings, threads: int | None = None, device: str = "cpu") -> Service:
@@ -123,7 +122,6 @@ class Service:
 
     def stop(self) -> None:
         """Parse what is queued, then stop the worker (after the server has stopped taking requests)."""
-        self.stopping = True
         self.batcher.stop()
 
     def model_name(self, name: str | None) -> str:
@@ -143,7 +141,7 @@ class Service:
 
     def health(self) -> dict[str, Any]:
         return {
-            "status": "stopping" if self.stopping else "ok", "models": list(self.models),
+            "status": "ok", "models": list(self.models),
             "queued": self.batcher.queued(), "parsing": self.batcher.parsing, **self.batcher.counters.as_dict(),
         }
 

@@ -100,7 +100,7 @@ async function download(event) {
   }
 }
 
-async function open(event) {
+async function openFile(event) {
   const file = event.target.files[0];
   if (!file) return;
   $("data").value = await file.text();
@@ -120,5 +120,5 @@ async function models() {
 
 $("request").addEventListener("submit", parse);
 $("downloads").addEventListener("click", download);
-$("file").addEventListener("change", open);
+$("file").addEventListener("change", openFile);
 models().catch((error) => { $("status").textContent = `error: cannot list the models (${error.message})`; });
