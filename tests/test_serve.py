@@ -125,6 +125,7 @@ def test_tagger_and_parser_switch_their_columns(served):
     ({"data": "x", "model": "nosuch", **UDPIPE}, "unknown model 'nosuch'; this server has en, "),
     ({"data": "1\tI\n", "parser": ""}, "data:1: expected 10 tab-separated columns"),
     ({"parser": ""}, "no data: send the text to parse in the 'data' parameter"),
+    ({"data": "a\x00b", **UDPIPE}, "data:1: control character U+0000 in the text"),
 ])
 def test_process_errors_are_one_line(served, params, message):
     url, _ = served
@@ -145,6 +146,16 @@ def test_parse_errors_are_json(served, body, message):
     body = {k: tiny if v == "TINY" else v for k, v in body.items()}
     response = httpx.post(f"{url}/parse", json=body)
     assert response.status_code == 400 and response.json()["error"].startswith(message.replace("TINY", tiny)), response.text
+
+
+def test_uploaded_files_are_read_as_spandep_parse_reads_files(served):
+    url, _ = served
+    utf16 = httpx.post(f"{url}/process", data=UDPIPE, files={"data": ("a.txt", "I saw her.".encode("utf-16"))})
+    assert utf16.status_code == 400 and "looks like UTF-16; convert it to UTF-8 with iconv" in utf16.text
+    latin1 = httpx.post(f"{url}/process", data=UDPIPE, files={"data": ("a.txt", "Café au lait.".encode("latin-1"))})
+    assert latin1.status_code == 400 and latin1.text.startswith("data:1: not valid UTF-8: byte 0xe9")
+    bom = httpx.post(f"{url}/process", data=UDPIPE, files={"data": ("a.txt", "\ufeffI saw her.\r\n".encode())})
+    assert bom.json()["result"] == httpx.post(f"{url}/process", data={**UDPIPE, "data": "I saw her.\n"}).json()["result"]
 
 
 def test_oversized_requests_are_413(served):
