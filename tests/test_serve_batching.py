@@ -189,11 +189,7 @@ def test_sigterm_lets_the_request_in_flight_finish(tmp_path):
             server.kill()
 
 
-def test_option_errors_are_one_line():
-    result = runner.invoke(app, ["serve", "--port", "70000"])
-    assert result.exit_code == 2 and "--port must be an int in [0, 65535], not 70000" in result.output
-    result = runner.invoke(app, ["serve", "--batch-wait-ms", "-1"])
-    assert result.exit_code == 2 and "--batch-wait-ms must be a finite number in [0, 10000], not -1.0" in result.output
+def test_a_port_in_use_and_a_missing_model_are_one_line_errors():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()

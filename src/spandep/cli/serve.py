@@ -49,15 +49,14 @@ def serve(
         from spandep.serve.server import listen, make_server
         from spandep.serve.service import Service, ServiceSettings
 
-        sock = listen(host, port)
         names = list(dict.fromkeys(n.strip() for n in (models or "").split(",") if n.strip()))
         settings = ServiceSettings(batch_words, batch_tokens, batch_wait_ms, max_queue, max_bytes, timeout)
-        service = Service.load(names, settings, threads=threads or None, device=device)
-        server = make_server(service)
-        address = sock.getsockname()
-        typer.echo(f"spandep serve: http://{address[0]}:{address[1]}/ (models: {', '.join(service.models)}); Ctrl-C stops", err=True)
-        for stop in (signal.SIGINT, signal.SIGTERM):  # uvicorn turns them into a graceful stop and raises them again after
-            signal.signal(stop, lambda signum, frame: None)
-        server.run(sockets=[sock])
+        with listen(host, port) as sock:  # before the models load: a port in use is an error at once
+            service = Service.load(names, settings, threads=threads or None, device=device)
+            address = sock.getsockname()
+            typer.echo(f"spandep serve: http://{address[0]}:{address[1]}/ (models: {', '.join(service.models)}); Ctrl-C stops", err=True)
+            for stop in (signal.SIGINT, signal.SIGTERM):  # uvicorn makes them a graceful stop, then raises them again
+                signal.signal(stop, lambda signum, frame: None)
+            make_server(service).run(sockets=[sock])
         counters = service.batcher.counters
         typer.echo(f"spandep serve: stopped after {counters.jobs} parse requests ({counters.sentences} sentences)", err=True)
