@@ -80,6 +80,23 @@ def test_udapi_client(served, tmp_path):
     assert [n.deprel for n in trees[1].descendants] == [w[7] for w in words[4:]]
 
 
+def test_presegmented_text_is_a_sentence_a_line(served, tmp_path):
+    """UDPipe's tokenizer=presegmented (udapi's default) is spandep parse --input-format lines."""
+    from udapi.core.root import Root
+    from udapi.tool.udpipeonline import UDPipeOnline
+
+    url, _ = served
+    text = "The dog barked. It ran away.\nFine.\n"
+    expected = spandep_parse(tmp_path, text, "--input-format", "lines")
+    assert expected.count("# text = ") == 2
+    answer = httpx.post(f"{url}/process", data={**UDPIPE, "tokenizer": "presegmented;ranges", "data": text}).json()
+    assert answer["result"] == expected
+    root = Root()
+    root.text = "The dog barked. It ran away."
+    [tree] = UDPipeOnline(model="en", server=url).tokenize_tag_parse_tree(root)
+    assert [n.form for n in tree.descendants] == ["The", "dog", "barked", ".", "It", "ran", "away", "."]
+
+
 @pytest.mark.parametrize(("output", "options"), [
     ("conllu", ["--confidence"]), ("jsonl", []), ("svg", []), ("html", []),
 ])
@@ -120,7 +137,7 @@ def test_tagger_and_parser_switch_their_columns(served):
 
 @pytest.mark.parametrize(("params", "message"), [
     ({"data": "x", "input": "vertical"}, "input 'vertical' is not supported; use conllu, conllx, horizontal"),
-    ({"data": "x", "tokenizer": "presegmented"}, "tokenizer option 'presegmented' is not supported"),
+    ({"data": "x", "tokenizer": "presegmented;normalized_spaces"}, "tokenizer option 'normalized_spaces' is not supported"),
     ({"data": "x", "output": "matxin", **UDPIPE}, "output 'matxin' is not supported; use conllu, jsonl, svg, html"),
     ({"data": "x", "model": "nosuch", **UDPIPE}, "unknown model 'nosuch'; this server has en, "),
     ({"data": "1\tI\n", "parser": ""}, "data:1: expected 10 tab-separated columns"),

@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from spandep.tokenization.text import Tokenizer
 
 __all__ = [
+    "INPUT_FORMATS",
     "InputBytes",
+    "RAW_TEXT_FORMATS",
     "read_conllu",
     "check_trees",
     "format_sentence",
@@ -46,7 +48,8 @@ __all__ = [
 CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
 CONLLX_COLUMNS = ("ID", "FORM", "LEMMA", "CPOSTAG", "POSTAG", "FEATS", "HEAD", "DEPREL", "PHEAD", "PDEPREL")
 FORMATS = ("conllu", "conllx")
-INPUT_FORMATS = ("conllu", "conllx", "tokens", "text")
+INPUT_FORMATS = ("conllu", "conllx", "tokens", "text", "lines")
+RAW_TEXT_FORMATS = ("text", "lines")  # raw text for a tokenizer: split into sentences, or a sentence a line
 
 _RANGE_ID = re.compile(r"[1-9][0-9]*-[1-9][0-9]*\Z")
 _EMPTY_ID = re.compile(r"[0-9]+\.[1-9][0-9]*\Z")
@@ -379,19 +382,21 @@ def check_text(text: str, source: str) -> None:
 
 def read_input(path: Source, fmt: str = "conllu", tokenizer: Tokenizer | None = None) -> Iterator[Sentence]:
     """Stream the sentences of ``path`` in one of :data:`INPUT_FORMATS`: ``conllu``/``conllx``
-    (:func:`read_conllu`), ``tokens`` (:func:`read_tokens`) or ``text`` (raw text, split by ``tokenizer``: a
-    model's, see :func:`spandep.tokenization.tokenizer_for`; ``None``: the rule fallback). This is input to
-    be parsed: a CoNLL file's HEAD column, which parsing replaces, is not read (``heads=False``)."""
+    (:func:`read_conllu`), ``tokens`` (:func:`read_tokens`), ``text`` (raw text, split by ``tokenizer``: a
+    model's, see :func:`spandep.tokenization.tokenizer_for`; ``None``: the rule fallback) or ``lines`` (raw text of
+    a sentence a line, tokenized by ``tokenizer``). This is input to be parsed: a CoNLL file's HEAD column, which
+    parsing replaces, is not read (``heads=False``)."""
     if fmt in FORMATS:
         return read_conllu(path, fmt, heads=False)
     if fmt == "tokens":
         return read_tokens(path)
-    if fmt == "text":
+    if fmt in RAW_TEXT_FORMATS:
         if tokenizer is None:
             from spandep.tokenization import RuleTokenizer
 
             tokenizer = RuleTokenizer()
-        return tokenizer.iter_sentences(read_raw_text(path), source_name(path))
+        split = tokenizer.iter_lines if fmt == "lines" else tokenizer.iter_sentences
+        return split(read_raw_text(path), source_name(path))
     raise ValueError(f"unknown input format {fmt!r}; use one of {', '.join(INPUT_FORMATS)}")
 
 

@@ -2,8 +2,8 @@
 
 - ``GET /models``: ``{"models": {NAME: ["tokenizer", "tagger", "parser"]}, "default_model": NAME}`` (UDPipe's).
 - ``GET|POST /process``: UDPipe 2's parameters (query string, form or multipart form): ``data``; ``model``;
-  ``tokenizer`` (present: ``data`` is raw text; options ``ranges``, always on, and ``rules``, the rule tokenizer,
-  separated by ``;``), else ``input`` (``conllu``, default, ``conllx`` or ``horizontal``: one sentence per line,
+  ``tokenizer`` (present: ``data`` is raw text; options ``presegmented``, a sentence a line, ``ranges``, always
+  on, and ``rules``, the rule tokenizer, separated by ``;``), else ``input`` (``conllu``, default, ``conllx`` or ``horizontal``: one sentence per line,
   tokens separated by spaces); ``tagger`` and ``parser`` (present: predict the tags / the tree; their values are
   ignored); ``output`` (``conllu``, default, or any other format of ``spandep parse``). Answer:
   ``{"model": NAME, "acknowledgements": [...], "result": TEXT}``; an error is its status and a one-line plain text.
@@ -37,7 +37,7 @@ __all__ = ["ParseBody", "create_app"]
 
 STATIC = Path(__file__).resolve().parent / "static"
 UDPIPE_INPUTS = {"conllu": "conllu", "conllx": "conllx", "horizontal": "tokens"}
-TOKENIZER_OPTIONS = ("ranges", "rules")
+TOKENIZER_OPTIONS = ("presegmented", "ranges", "rules")
 ENCODING_ROOM = 3  # a form or JSON body may take up to 3 bytes per byte of data (percent or \\u escapes)
 JSON_PATHS = ("/parse",)  # endpoints whose errors are JSON; the others answer plain text, as UDPipe does
 
@@ -51,7 +51,7 @@ class ParseBody(BaseModel):
 
     data: str
     model: str | None = None
-    input: Literal["text", "tokens", "conllu", "conllx"] = "text"
+    input: Literal["text", "lines", "tokens", "conllu", "conllx"] = "text"
     tokenizer: Literal["model", "rules"] = "model"
     output: Literal["conllu", "jsonl", "svg", "html"] | None = None
     confidence: bool = False
@@ -112,8 +112,8 @@ def udpipe_request(params: dict[str, Any], service: Service) -> tuple[ParseReque
         options = [o.strip() for o in str(tokenizer).split(";") if o.strip()]
         unknown = [o for o in options if o not in TOKENIZER_OPTIONS]
         if unknown:
-            raise ServiceError(400, f"tokenizer option {unknown[0]!r} is not supported; use none, ranges (always on) or rules")
-        input_format, chosen = "text", "rules" if "rules" in options else "model"
+            raise ServiceError(400, f"tokenizer option {unknown[0]!r} is not supported; use none, presegmented, ranges (always on) or rules")
+        input_format, chosen = "lines" if "presegmented" in options else "text", "rules" if "rules" in options else "model"
     else:
         given = str(params.get("input", "conllu"))
         if given not in UDPIPE_INPUTS:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.concurrency import run_in_threadpool
 
 from spandep.data.batching import length_groups
-from spandep.data.conllu import InputBytes, read_input
+from spandep.data.conllu import RAW_TEXT_FORMATS, InputBytes, read_input
 from spandep.data.sentence import Sentence
 from spandep.data.writers import write_sentences
 from spandep.inference import InferenceOptions
@@ -182,7 +182,7 @@ class Service:
     def _read(self, name: str, request: ParseRequest) -> list[Sentence]:
         from spandep.tokenization import RuleTokenizer
 
-        text = request.input_format == "text"
+        text = request.input_format in RAW_TEXT_FORMATS
         tokenizer = (RuleTokenizer() if request.tokenizer == "rules" else self.models[name].tokenizer) if text else None
         try:
             return list(read_input(InputBytes("data", request.data), request.input_format, tokenizer))
