@@ -5,9 +5,9 @@ multiword-token lines (``3-4``) and empty nodes (``5.1``) raw so that ``write_co
 byte for byte. Tree shape (one root, no cycles) is checked separately by :func:`check_trees`.
 
 Every problem in the input raises :class:`~spandep.errors.InputFormatError` with file, 1-based line and
-reason. Every reader takes a path, ``-`` (standard input) or an :class:`InputBytes` (data held in memory, such as a web
-request's, read exactly as a file holding those bytes). ``write_conllu`` (like every output format) writes through :func:`spandep.data.output.write_blocks`: a file
-atomically, a device, FIFO or standard output as a stream.
+reason. Every reader takes a path, ``-`` (standard input) or an :class:`InputBytes` (data held in memory, such as
+a web request's, read exactly as a file holding those bytes). ``write_conllu`` (like every output format) writes
+through :func:`spandep.data.output.write_blocks`: a file atomically, a device, FIFO or standard output as a stream.
 """
 
 from __future__ import annotations

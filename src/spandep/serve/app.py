@@ -3,8 +3,8 @@
 - ``GET /models``: ``{"models": {NAME: ["tokenizer", "tagger", "parser"]}, "default_model": NAME}`` (UDPipe's).
 - ``GET|POST /process``: UDPipe 2's parameters (query string, form or multipart form): ``data``; ``model``;
   ``tokenizer`` (present: ``data`` is raw text; options ``presegmented``, a sentence a line, ``ranges``, always
-  on, and ``rules``, the rule tokenizer, separated by ``;``), else ``input`` (``conllu``, default, ``conllx`` or ``horizontal``: one sentence per line,
-  tokens separated by spaces); ``tagger`` and ``parser`` (present: predict the tags / the tree; their values are
+  on, and ``rules``, the rule tokenizer, separated by ``;``), else ``input`` (``conllu``, default, ``conllx`` or
+  ``horizontal``: one sentence per line, tokens separated by spaces); ``tagger`` and ``parser`` (present: predict the tags / the tree; their values are
   ignored); ``output`` (``conllu``, default, or any other format of ``spandep parse``). Answer:
   ``{"model": NAME, "acknowledgements": [...], "result": TEXT}``; an error is its status and a one-line plain text.
 - ``POST /parse``: a JSON object (:class:`ParseBody`); answer ``{"model", "sentences": [...], "result"}``, each
