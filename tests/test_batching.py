@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spandep.data.batching import token_batches
+from spandep.data.batching import length_groups, token_batches
 from spandep.data.vocab import build_vocab
 
 
@@ -30,3 +30,15 @@ def test_shuffle_is_seeded_and_count_is_stable():
 def test_build_vocab_orders_by_frequency_then_name():
     assert build_vocab(["b", "a", "b", "c", "a", "b"], specials=["<unk>"]) == ["<unk>", "b", "a", "c"]
     assert build_vocab(["x", "y", "y"], min_freq=2) == ["y"]
+
+
+@given(st.lists(st.integers(0, 300), max_size=80), st.sampled_from([1.0, 1.5, 3.0]))
+def test_length_groups_cover_every_sentence_once_each_within_its_ratio(lengths, ratio):
+    groups = length_groups(lengths, ratio)
+    assert sorted(i for g in groups for i in g) == list(range(len(lengths)))
+    for group in groups:
+        shortest = max(2, lengths[group[0]])
+        assert all(lengths[i] <= ratio * shortest for i in group) and lengths[group[0]] == min(lengths[i] for i in group)
+    firsts = [lengths[g[0]] for g in groups]
+    assert firsts == sorted(firsts)
+    assert all(lengths[b[0]] > ratio * max(2, lengths[a[0]]) for a, b in zip(groups, groups[1:]))  # no needless split

@@ -4,7 +4,10 @@ a result file with every required field; the report renders its numbers into the
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
@@ -167,3 +170,19 @@ def test_runner_resumes_an_unfinished_run_instead_of_measuring_it(tmp_path, tiny
         calls.clear()
         assert ensure_model(load_config(config), config, True, 1, "cpu") == run / "model"
         assert [cmd[3:5] for cmd in calls] == ([["train", str(config)]] if trains else []), epochs
+
+
+def test_serve_load_checks_every_answer_and_overloads(tmp_path):
+    """The load test of spandep serve, tiny: two clients for a second, then a burst against a queue of 2."""
+    out = tmp_path / "load.json"
+    command = [sys.executable, "-m", "benchmarks.scripts.serve_load", "--data", str(DEV), "--clients", "2", "--seconds", "1",
+               "--warmup", "0.5", "--burst", "12", "--max-queue", "2", "--out", str(out)]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["sentences"] == 4 and result["served"]["requests"] > 0 and result["served"]["words_per_s"] > 0
+    assert result["served"]["errors"] == result["served"]["mismatches"] == 0
+    assert result["overload"]["statuses"]["503"] > 0 and result["overload"]["errors"] == 0
+    assert result["memory"]["samples_mb"] and set(result["bars"]) >= {"no_errors", "memory_flat_10_percent"}
+    assert result["spandep_parse"]["sentences_that_differ_default_vs_same_batch_tokens"] == 0
+    assert json.loads(done.stdout)["throughput_ratio"] == result["throughput_ratio"]  # the numbers are printed too

@@ -38,6 +38,10 @@ def assert_usage_error(result, message: str) -> None:
         (["tune", "m", str(DEV), "--ks", "2,x"], "--ks must be a comma-separated list of numbers, not '2,x'"),
         (["train", "c.toml", "--epochs", "0"], "--epochs must be an int ≥ 1, not 0"),
         (["train-tokenizer", "t", "--dev", "d", "-o", "o", "--dropout", "1"], "--dropout must be a finite number in [0, 1), not 1.0"),
+        (["serve", "--port", "70000"], "--port must be an int in [0, 65535], not 70000"),
+        (["serve", "--batch-wait-ms", "-1"], "--batch-wait-ms must be a finite number in [0, 10000], not -1.0"),
+        (["serve", "--max-queue", "0"], "--max-queue must be an int ≥ 1, not 0"),
+        (["serve", "--timeout", "0"], "--timeout must be a finite number in (0, 86400], not 0.0"),
     ],
 )
 def test_bad_numbers_are_one_line_usage_errors(tmp_path, args, message):

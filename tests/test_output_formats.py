@@ -83,7 +83,7 @@ def test_svg_stacks_one_tree_per_sentence(tmp_path):
     assert root.tag == SVG and len(inner) == 2
     assert float(inner[1].get("y")) > float(inner[0].get("height"))
     assert float(root.get("height")) == float(inner[1].get("y")) + float(inner[1].get("height"))
-    labels = [e.text for e in root.iter("{http://www.w3.org/2000/svg}textPath")]
+    labels = [e.text for e in root.iter("{http://www.w3.org/2000/svg}text") if e.get("class") == "displacy-label"]
     assert labels == ["nsubj", "obj", "punct"]
     captions = [e for e in root.findall("{http://www.w3.org/2000/svg}text")]
     assert [c.text for c in captions] == ["s1: I saw <her>", None]  # a sentence without id or text has an empty one
@@ -117,6 +117,29 @@ def _width(svg: str) -> str:
     match = re.search(r'width="([0-9.]+)"', svg)
     assert match is not None
     return match.group(1)
+
+
+def test_labels_are_level_under_the_top_of_their_arcs_and_ids_are_numbered():
+    pytest.importorskip("spacy")
+    svg = tree_svg(SENT, 7)[0]
+    assert svg == tree_svg(SENT, 7)[0] and 'id="spandep-tree7-0"' in svg and "textPath" not in svg  # displaCy's ids are random
+    arcs = re.findall(r'd="M([0-9.]+),([0-9.]+) C[0-9.]+,([0-9.]+) ([0-9.]+),', svg)
+    labels = re.findall(r'<text class="displacy-label" x="([0-9.]+)" y="([0-9.]+)"', svg)
+    assert len(arcs) == len(labels) == 2
+    for (x0, y0, c, x3), (x, y) in zip(arcs, labels):  # the middle of the Bézier curve
+        assert float(x) == pytest.approx((float(x0) + float(x3)) / 2, abs=0.01)
+        assert float(y) == pytest.approx(0.25 * float(y0) + 0.75 * float(c), abs=0.01)
+
+
+def test_lemmas_get_a_line_and_features_a_tooltip():
+    pytest.importorskip("spacy")
+    sentence = parsed(["I", "saw", "her"], [2, 0, 2], ["nsubj", "root", "obj"])
+    plain_svg, _, plain_height = tree_svg(sentence)
+    sentence.words[1].lemma, sentence.words[1].feats = "see", "Tense=Past"
+    svg, _, height = tree_svg(sentence)
+    assert "displacy-lemma" not in plain_svg and "<title>" not in plain_svg
+    assert re.findall(r'class="displacy-lemma"[^>]*>([^<]*)<', svg) == ["", "see", ""] and "<title>Tense=Past</title>" in svg
+    assert height == plain_height + 32 and f"height: {height:g}px" in svg
 
 
 def test_arcs_stay_on_their_words():

@@ -68,3 +68,31 @@ def test_training_copies_the_configured_tokenizer(tokenizer_dir, tmp_path):
     config.write_text(config.read_text().replace(str(tokenizer_dir), str(tmp_path)))
     with pytest.raises(InputFormatError, match="not a tokenizer folder"):
         load_config(config)
+
+
+@pytest.mark.parametrize("tokenizer", ["rules", "trained"])
+def test_a_sentence_a_line_is_tokenized_but_never_split(tokenizer):
+    split = RuleTokenizer() if tokenizer == "rules" else tiny_tokenizer()
+    text = "Hello there. How are you?\nFine.\n\n  A new paragraph.  \r\nLast one\u2029After a separator."
+    kept = list(split.iter_lines(text))
+    if tokenizer == "rules":
+        assert len(split.tokenize(text)) == 6  # the first line holds two sentences
+    assert [s.comment("text") for s in kept] == ["Hello there. How are you?", "Fine.", "A new paragraph.", "Last one", "After a separator."]
+    assert ["# newpar" in s.comments for s in kept] == [True, False, True, False, True]
+    assert [s.line for s in kept] == [1, 2, 4, 5, 5]
+    assert not lossless_problems(text, kept)  # every character in one token, offsets into the whole text
+    if tokenizer != "trained":
+        assert kept[0].forms == ["Hello", "there", ".", "How", "are", "you", "?"]
+
+
+def test_parse_lines_of_raw_text(tmp_path):
+    source = tmp_path / "lines.txt"
+    source.write_text("The dog barked. It ran away.\nFine.\n")
+    out = tmp_path / "out.conllu"
+    result = CliRunner().invoke(app, ["parse", str(source), "-f", "lines", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    parsed = list(read_conllu(out))
+    assert [s.comment("text") for s in parsed] == ["The dog barked. It ran away.", "Fine."]
+    assert [w.head for w in parsed[0].words].count(0) == 1  # one tree over both clauses
+    doc = spandep.load().parse_file(source, "lines")
+    assert doc.text == source.read_text() and [len(s) for s in doc] == [len(s) for s in parsed]

@@ -17,7 +17,7 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spandep.data.conllu import check_text, read_input, read_raw_text, token_sentence
+from spandep.data.conllu import RAW_TEXT_FORMATS, check_text, read_input, read_raw_text, token_sentence
 from spandep.data.sentence import Sentence
 from spandep.document import Doc
 from spandep.errors import InputFormatError
@@ -81,12 +81,13 @@ class Pipeline:
 
     def parse_file(self, path: str | Path, input_format: str = "conllu") -> Doc:
         """Parse a file in one of ``spandep parse``'s input formats: ``conllu``, ``conllx``, ``tokens`` (one
-        sentence per line, tokens separated by spaces) or ``text`` (raw text: ``doc.text`` is the file's text and
-        words have offsets into it). CoNLL-U columns are kept. The whole file is held in memory: for large files
-        use ``parse_sentences(read_input(path, fmt))``."""
-        if input_format == "text":
+        sentence per line, tokens separated by spaces), ``text`` (raw text: ``doc.text`` is the file's text and
+        words have offsets into it) or ``lines`` (raw text of a sentence a line, the same way). CoNLL-U columns are
+        kept. The whole file is held in memory: for large files use ``parse_sentences(read_input(path, fmt))``."""
+        if input_format in RAW_TEXT_FORMATS:
             text = read_raw_text(path)
-            return Doc(self.parse_sentences(self.tokenizer.iter_sentences(text, str(path))), text)
+            split = self.tokenizer.iter_lines if input_format == "lines" else self.tokenizer.iter_sentences
+            return Doc(self.parse_sentences(split(text, str(path))), text)
         return Doc(self.parse_sentences(read_input(path, input_format, self.tokenizer)))
 
     def pipe(self, items: Iterable[Item], batch_size: int = PIPE_BATCH, n_process: int = 1) -> Iterator[Doc]:

@@ -16,6 +16,7 @@ from spandep.cli.export import export
 from spandep.cli.install_bases import install_bases
 from spandep.cli.models import models
 from spandep.cli.parse import parse
+from spandep.cli.serve import serve
 from spandep.cli.train import train
 from spandep.cli.train_tokenizer import train_tokenizer
 from spandep.cli.tune import tune
@@ -44,6 +45,7 @@ app.command("convert-e5")(convert_e5)
 app.command()(models)
 app.command("install-bases")(install_bases)
 app.command("train-tokenizer")(train_tokenizer)
+app.command()(serve)
 
 if __name__ == "__main__":
     app()

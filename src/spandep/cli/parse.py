@@ -13,7 +13,7 @@ from tqdm import tqdm
 from spandep.cli.common import (
     COUNT, POSITIVE, check_input, check_model_options, check_options, handle_errors, inference_options, text_tokenizer,
 )
-from spandep.data.conllu import INPUT_FORMATS, read_input
+from spandep.data.conllu import INPUT_FORMATS, RAW_TEXT_FORMATS, read_input
 from spandep.data.writers import OUTPUT_FORMATS, write_sentences
 from spandep.errors import OptionError
 
@@ -27,7 +27,9 @@ def parse(
         help="Output file ('-' for stdout): a file is replaced atomically (through a symlink, its target); a device or FIFO is written as a stream.",
     ),
     model: Optional[Path] = typer.Option(None, "--model", "-m", help="A shipped model's name (spandep models) or a model folder (default: $SPANDEP_MODEL, else en)."),
-    input_format: str = typer.Option("conllu", "--input-format", "-f", help="conllu | conllx | tokens | text (raw text)"),
+    input_format: str = typer.Option(
+        "conllu", "--input-format", "-f", help="conllu | conllx | tokens | text (raw text) | lines (raw text, a sentence a line)",
+    ),
     tokenizer: str = typer.Option(
         "model", help="Raw text: 'model' (the model folder's trained tokenizer, else the rules), 'rules', or a tokenizer folder.",
     ),
@@ -67,7 +69,7 @@ def parse(
         factory = ParserFactory(str(model) if model else None, options, threads or (1 if workers > 1 else 0), device, int8)
         parser = factory.load()  # here too with --workers: a bad model or option fails before any worker starts
         check_model_options(parser, options)
-        sentences = read_input(input, input_format, text_tokenizer(tokenizer, model) if input_format == "text" else None)
+        sentences = read_input(input, input_format, text_tokenizer(tokenizer, model) if input_format in RAW_TEXT_FORMATS else None)
         stats = InferenceStats()
         if workers > 1:
             del parser

@@ -5,17 +5,20 @@ multiword-token lines (``3-4``) and empty nodes (``5.1``) raw so that ``write_co
 byte for byte. Tree shape (one root, no cycles) is checked separately by :func:`check_trees`.
 
 Every problem in the input raises :class:`~spandep.errors.InputFormatError` with file, 1-based line and
-reason. ``write_conllu`` (like every output format) writes through :func:`spandep.data.output.write_blocks`: a file
-atomically, a device, FIFO or standard output as a stream.
+reason. Every reader takes a path, ``-`` (standard input) or an :class:`InputBytes` (data held in memory, such as
+a web request's, read exactly as a file holding those bytes). ``write_conllu`` (like every output format) writes
+through :func:`spandep.data.output.write_blocks`: a file atomically, a device, FIFO or standard output as a stream.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, BinaryIO
 
 from spandep.data.output import write_blocks
@@ -26,6 +29,9 @@ if TYPE_CHECKING:
     from spandep.tokenization.text import Tokenizer
 
 __all__ = [
+    "INPUT_FORMATS",
+    "InputBytes",
+    "RAW_TEXT_FORMATS",
     "read_conllu",
     "check_trees",
     "format_sentence",
@@ -42,7 +48,8 @@ __all__ = [
 CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
 CONLLX_COLUMNS = ("ID", "FORM", "LEMMA", "CPOSTAG", "POSTAG", "FEATS", "HEAD", "DEPREL", "PHEAD", "PDEPREL")
 FORMATS = ("conllu", "conllx")
-INPUT_FORMATS = ("conllu", "conllx", "tokens", "text")
+INPUT_FORMATS = ("conllu", "conllx", "tokens", "text", "lines")
+RAW_TEXT_FORMATS = ("text", "lines")  # raw text for a tokenizer: split into sentences, or a sentence a line
 
 _RANGE_ID = re.compile(r"[1-9][0-9]*-[1-9][0-9]*\Z")
 _EMPTY_ID = re.compile(r"[0-9]+\.[1-9][0-9]*\Z")
@@ -50,17 +57,34 @@ _BOM = "\ufeff"
 STDIN = "-"  # the input path that reads standard input
 
 
+@dataclass(frozen=True)
+class InputBytes:
+    """An input held in memory, read exactly as a file holding ``data`` would be; ``name`` stands for the file's
+    path in messages."""
+
+    name: str
+    data: bytes
+
+
+Source = str | Path | InputBytes  # what a reader reads: a path, "-" for standard input, or bytes in memory
+
+
 # --------------------------------------------------------------------------------------------- reading
 
 
-def source_name(path: str | Path) -> str:
-    """How messages name an input: its path, or ``<stdin>`` for ``-``."""
+def source_name(path: Source) -> str:
+    """How messages name an input: its path, ``<stdin>`` for ``-``, an :class:`InputBytes`' name."""
+    if isinstance(path, InputBytes):
+        return path.name
     return "<stdin>" if str(path) == STDIN else str(path)
 
 
 @contextlib.contextmanager
-def _open_input(path: str | Path) -> Iterator[BinaryIO]:
+def _open_input(path: Source) -> Iterator[BinaryIO]:
     """``path`` opened for reading bytes (``-``: standard input, left open)."""
+    if isinstance(path, InputBytes):
+        yield io.BytesIO(path.data)
+        return
     if str(path) == STDIN:
         yield sys.stdin.buffer
         return
@@ -96,7 +120,7 @@ def _raw_lines(fh: BinaryIO) -> Iterator[bytes]:
     yield from fh
 
 
-def _decoded_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+def _decoded_lines(path: Source) -> Iterator[tuple[int, str]]:
     """``(line_number, text)`` for every line of ``path``, decoded as UTF-8 one line at a time, without the
     line end (LF, CRLF or CR) and without a UTF-8 BOM at the start of the file."""
     source = source_name(path)
@@ -165,7 +189,7 @@ def token_sentence(tokens: object, where: str) -> Sentence:
     return Sentence.from_tokens(list(tokens))
 
 
-def read_conllu(path: str | Path, fmt: str = "conllu", heads: bool = True) -> Iterator[Sentence]:
+def read_conllu(path: Source, fmt: str = "conllu", heads: bool = True) -> Iterator[Sentence]:
     """Stream the sentences of a CoNLL-U (``fmt="conllu"``) or CoNLL-X (``fmt="conllx"``) file.
 
     CoNLL-X columns map onto :class:`Token` in order (CPOSTAG -> upos, POSTAG -> xpos, PHEAD -> deps,
@@ -308,7 +332,7 @@ def check_trees(sentences: Iterable[Sentence]) -> Iterator[Sentence]:
         yield sent
 
 
-def read_tokens(path: str | Path) -> Iterator[Sentence]:
+def read_tokens(path: Source) -> Iterator[Sentence]:
     """Pre-tokenised text: one sentence per line, tokens separated by whitespace. Blank lines are skipped;
     ``Sentence.line`` is the line the sentence is on. Raises :class:`InputFormatError` for bytes that are
     not UTF-8 and for control characters."""
@@ -326,7 +350,7 @@ def read_tokens(path: str | Path) -> Iterator[Sentence]:
 _TEXT_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f]")
 
 
-def read_raw_text(path: str | Path) -> str:
+def read_raw_text(path: Source) -> str:
     """The whole of ``path`` decoded as UTF-8 (a BOM at the start dropped, line ends kept as they are), for a
     tokenizer. Raises :class:`InputFormatError` at the line of bytes that are not UTF-8 or of a control character
     that is not whitespace (such as U+0000 or U+001B: no CoNLL-U FORM can hold it)."""
@@ -356,21 +380,23 @@ def check_text(text: str, source: str) -> None:
         )
 
 
-def read_input(path: str | Path, fmt: str = "conllu", tokenizer: Tokenizer | None = None) -> Iterator[Sentence]:
+def read_input(path: Source, fmt: str = "conllu", tokenizer: Tokenizer | None = None) -> Iterator[Sentence]:
     """Stream the sentences of ``path`` in one of :data:`INPUT_FORMATS`: ``conllu``/``conllx``
-    (:func:`read_conllu`), ``tokens`` (:func:`read_tokens`) or ``text`` (raw text, split by ``tokenizer``: a
-    model's, see :func:`spandep.tokenization.tokenizer_for`; ``None``: the rule fallback). This is input to
-    be parsed: a CoNLL file's HEAD column, which parsing replaces, is not read (``heads=False``)."""
+    (:func:`read_conllu`), ``tokens`` (:func:`read_tokens`), ``text`` (raw text, split by ``tokenizer``: a
+    model's, see :func:`spandep.tokenization.tokenizer_for`; ``None``: the rule fallback) or ``lines`` (raw text of
+    a sentence a line, tokenized by ``tokenizer``). This is input to be parsed: a CoNLL file's HEAD column, which
+    parsing replaces, is not read (``heads=False``)."""
     if fmt in FORMATS:
         return read_conllu(path, fmt, heads=False)
     if fmt == "tokens":
         return read_tokens(path)
-    if fmt == "text":
+    if fmt in RAW_TEXT_FORMATS:
         if tokenizer is None:
             from spandep.tokenization import RuleTokenizer
 
             tokenizer = RuleTokenizer()
-        return tokenizer.iter_sentences(read_raw_text(path), source_name(path))
+        split = tokenizer.iter_lines if fmt == "lines" else tokenizer.iter_sentences
+        return split(read_raw_text(path), source_name(path))
     raise ValueError(f"unknown input format {fmt!r}; use one of {', '.join(INPUT_FORMATS)}")
 
 

@@ -50,12 +50,17 @@ DISPLACY_OPTIONS = {"distance": LEVEL_UNIT, "offset_x": 0, "word_spacing": 30, "
 CHAR_PX = 10.0  # room for a character of a word or tag (twice that for a wide East Asian one)
 LABEL_CHAR_PX = 8.5  # room for a character of an arc label
 WORD_GAP = 16  # between two words
+LEMMA_PX = 32  # room for the lemma line displaCy puts between a word and its tag (2 em)
 MARGIN = 20  # left and right of a tree
 _SIZE = re.compile(r'width="([0-9.]+)" height="([0-9.]+)"')
 DIGITS = 4  # decimals of the probabilities written out
 _TOKEN = re.compile(r'<text class="displacy-token".*?</text>', re.S)
 _ARROW = re.compile(r'<g class="displacy-arrow">.*?</g>', re.S)
 _X = re.compile(r'\bx="[-0-9.]+"')
+_ID = re.compile(r'<svg [^>]*\bid="([0-9a-f]{32})-0"')  # the random id displaCy gives a picture
+_LABEL = re.compile(r"<text dy=.*?</text>", re.S)  # displaCy's label, written along the arc
+# a label written level under the top of its arc (along a short, steep arc its letters ran into each other)
+_LABEL_STYLE = 'dy="1.25em" text-anchor="middle" fill="currentColor" style="font-size: 0.8em; letter-spacing: 1px"'
 _PATH = re.compile(r'\bd="([^"]*)"')
 _POINT = re.compile(r"(-?[0-9.]+),(-?[0-9.]+)")
 _PAGE = """<!DOCTYPE html>
@@ -109,9 +114,15 @@ def confidence_in_misc(sentence: Sentence) -> Sentence:
 
 
 def displacy_parse(sentence: Sentence) -> dict[str, Any]:
-    """displaCy's manual-mode input for one sentence: words with their UPOS as tag, one arc per non-root word, and
-    a title (``sent_id: text``, either alone when the other is missing; None without both)."""
-    words = [{"text": w.form, "tag": html.escape(_known(w.upos) or "")} for w in sentence.words]
+    """displaCy's manual-mode input for one sentence: words with their UPOS as tag (and their lemma, when the
+    sentence has lemmas; ``about``: the word's features for its tooltip), one arc per non-root word, and a title
+    (``sent_id: text``, either alone when the other is missing; None without both)."""
+    lemmas = any(_known(w.lemma) for w in sentence.words)
+    words = [
+        {"text": w.form, "tag": html.escape(_known(w.upos) or ""), **({"lemma": html.escape(_known(w.lemma) or "")} if lemmas else {}),
+         "about": html.escape(_known(w.feats) or "")}
+        for w in sentence.words
+    ]
     arcs = []
     for i, w in enumerate(sentence.words):
         if w.head:  # None (unparsed) and 0 (root) draw no arc
@@ -129,7 +140,7 @@ def _text_px(text: str, char_px: float) -> float:
 def _layout(parse: dict[str, Any]) -> tuple[list[float], list[float], float]:
     """Each word's centre and width, and the tree's width: a word takes the room its form and tag need, and two
     neighbours joined by an arc leave room for its label between their centres."""
-    widths = [max(_text_px(w["text"], CHAR_PX), _text_px(w["tag"], CHAR_PX)) for w in parse["words"]]
+    widths = [max(_text_px(w[key], CHAR_PX) for key in ("text", "tag", "lemma") if key in w) for w in parse["words"]]
     labels = {a["start"]: _text_px(a["label"], LABEL_CHAR_PX) for a in parse["arcs"] if a["end"] - a["start"] == 1}
     centres = [MARGIN + widths[0] / 2]
     for i in range(1, len(widths)):
@@ -147,12 +158,16 @@ def _moved_points(path: str, new_x: Callable[[int, float], float]) -> str:
     return _POINT.sub(lambda p: f"{_num(new_x(next(k), float(p.group(1))))},{p.group(2)}", path)
 
 
-def tree_svg(sentence: Sentence) -> tuple[str, float, float]:
+def tree_svg(sentence: Sentence, number: int = 0) -> tuple[str, float, float]:
     """The SVG of one tree, its width and its height. displaCy draws it with word ``i`` at ``x = i × LEVEL_UNIT``;
-    every x is then moved to the word it belongs to in :func:`_layout` (arc ends stay within their word's width)."""
+    every x is then moved to the word it belongs to in :func:`_layout` (arc ends stay within their word's width),
+    and each label is written level under the top of its arc.
+    A word's features are its tooltip (an SVG ``title``); a lemma line makes the picture ``LEMMA_PX`` taller. The
+    element ids are ``spandep-tree{number}-…`` (displaCy's are random): the same tree gives the same SVG, and trees
+    numbered apart can share a page."""
     parse = displacy_parse(sentence)
     centres, widths, width = _layout(parse)
-    svg = _render(parse)
+    svg = _render(parse, number)
 
     def moved(x: float, word: int) -> float:
         half = widths[word] / 2
@@ -161,7 +176,10 @@ def tree_svg(sentence: Sentence) -> tuple[str, float, float]:
     word_ids, arcs = count(), iter(parse["arcs"])  # displaCy draws the words, then the arcs, in the order given
 
     def token(match: re.Match[str]) -> str:
-        return _X.sub(f'x="{_num(centres[next(word_ids)])}"', match.group())
+        i = next(word_ids)
+        about = parse["words"][i]["about"]
+        moved_token = _X.sub(f'x="{_num(centres[i])}"', match.group())
+        return moved_token.replace(">", f"><title>{about}</title>", 1) if about else moved_token
 
     def arrow(match: re.Match[str]) -> str:
         arc, group = next(arcs), match.group()
@@ -170,28 +188,36 @@ def tree_svg(sentence: Sentence) -> tuple[str, float, float]:
         tip, word = (float(points[0][0]), arc["start"]) if arc["dir"] == "left" else (float(points[-1][0]), arc["end"])
         shift = moved(tip, word) - tip
         line_moved = _moved_points(line, lambda k, x: moved(x, arc["start"] if k < 2 else arc["end"]))
-        return group.replace(line, line_moved, 1).replace(head, _moved_points(head, lambda k, x: x + shift), 1)
+        (x0, y0), (_, c), _, (x3, _) = ((float(x), float(y)) for x, y in _POINT.findall(line_moved))
+        label = f'<text class="displacy-label" x="{_num((x0 + x3) / 2)}" y="{_num(0.25 * y0 + 0.75 * c)}" {_LABEL_STYLE}>{arc["label"]}</text>'
+        group = _LABEL.sub(label, group.replace(line, line_moved, 1), 1)
+        return group.replace(head, _moved_points(head, lambda k, x: x + shift), 1)
 
     svg = _ARROW.sub(arrow, _TOKEN.sub(token, svg))
     size = _SIZE.search(svg)
     assert size is not None, "displaCy's SVG has a width and a height"
-    return svg.replace(size.group(), f'width="{_num(width)}" height="{size.group(2)}"', 1), width, float(size.group(2))
+    height = float(size.group(2)) + (LEMMA_PX if parse["words"] and "lemma" in parse["words"][0] else 0)
+    svg = svg.replace(f"height: {size.group(2)}px", f"height: {_num(height)}px", 1)  # displaCy's style says it again
+    return svg.replace(size.group(), f'width="{_num(width)}" height="{_num(height)}"', 1), width, height
 
 
-def _render(parse: dict[str, Any]) -> str:
+def _render(parse: dict[str, Any], number: int) -> str:
     try:
         from spacy import displacy
     except ImportError as exc:
         raise ImportError("pictures of trees need spaCy: pip install 'spandep[spacy]'") from exc
-    return str(displacy.render([{**parse, "title": None}], style="dep", manual=True, jupyter=False, options=DISPLACY_OPTIONS))
+    svg = str(displacy.render([{**parse, "title": None}], style="dep", manual=True, jupyter=False, options=DISPLACY_OPTIONS))
+    random_id = _ID.search(svg)
+    assert random_id is not None, "displaCy names its SVG"
+    return svg.replace(random_id.group(1), f"spandep-tree{number}")
 
 
 def render_svg(sentences: Iterable[Sentence]) -> str:
     """One standalone SVG with the tree of every sentence, stacked top to bottom, each under its caption."""
     pieces: list[str] = []
     width = height = 0.0
-    for sentence in sentences:
-        svg, tree_width, tree_height = tree_svg(sentence)
+    for number, sentence in enumerate(sentences):
+        svg, tree_width, tree_height = tree_svg(sentence, number)
         caption = displacy_parse(sentence)["title"] or ""
         pieces.append(f'<text x="{MARGIN}" y="{_num(height + CAPTION_PX - 8)}" font-family="Arial" font-size="16">{caption}</text>')
         pieces.append(svg.replace("<svg ", f'<svg x="0" y="{_num(height + CAPTION_PX)}" ', 1))
@@ -210,10 +236,10 @@ def render_html(sentences: Iterable[Sentence]) -> str:
     """One standalone HTML page with a figure per sentence: its title and its tree, which scrolls sideways when
     wider than the page."""
     figures = []
-    for sentence in sentences:
+    for number, sentence in enumerate(sentences):
         title = displacy_parse(sentence)["title"]
         heading = f'<h2 style="margin: 0 0 0.5rem; font-size: 1.2rem">{title}</h2>' if title else ""
-        figures.append(_FIGURE.format(title=heading, svg=tree_svg(sentence)[0]))
+        figures.append(_FIGURE.format(title=heading, svg=tree_svg(sentence, number)[0]))
     return _PAGE.format(figures="".join(figures))
 
 

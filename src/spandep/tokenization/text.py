@@ -6,6 +6,9 @@ Conventions (the same for the rule fallback and the trained tokenizers):
   whitespace: they stay inside tokens). Every other character of the input lands in exactly one token, in order.
 - A paragraph ends at a blank line: a run of whitespace holding two or more line breaks (CRLF counts as one), or
   a U+2029 PARAGRAPH SEPARATOR. A paragraph never continues a sentence of the one before.
+- Text of a sentence a line (:meth:`Tokenizer.iter_lines`, ``--input-format lines``, UDPipe's ``presegmented``):
+  each non-blank line is tokenized as a paragraph of its own and is one sentence, never split; a line after a blank
+  line starts a paragraph.
 - A token is a span ``[start, end)`` of the input (``TokenRange=start:end`` in MISC); it may hold one plain space
   (French "1 000") but never a line break. ``SpaceAfter=No`` marks a token directly followed by a non-whitespace
   character, so the text can be rebuilt.
@@ -23,7 +26,10 @@ from dataclasses import dataclass
 
 from spandep.data.sentence import Sentence, Token
 
-__all__ = ["BLOCK_CHARS", "EMOJI_MODIFIERS", "TOKENIZER_FOLDER", "LINE_BREAKS", "TokenSpan", "Tokenizer", "build_sentence", "comment_text", "paragraphs", "token_ranges"]
+__all__ = [
+    "BLOCK_CHARS", "EMOJI_MODIFIERS", "TOKENIZER_FOLDER", "LINE_BREAKS", "TokenSpan", "Tokenizer", "build_sentence", "comment_text",
+    "lines", "paragraphs", "token_ranges",
+]
 
 TOKENIZER_FOLDER = "tokenizer"  # a model folder's trained tokenizer, if it has one
 EMOJI_MODIFIERS = "\U0001f3fb-\U0001f3ff"  # skin tones: they stay with the emoji before them (a regex range)
@@ -31,6 +37,7 @@ LINE_BREAKS = "\n\x0b\x0c\r\x1c\x1d\x1e\x85\u2028\u2029"  # the characters str.s
 _TO_SPACE = str.maketrans({c: " " for c in LINE_BREAKS + "\t"})
 _BREAK = "(?:\r\n|\r(?!\n)|[\n\x0b\x0c\x1c\x1d\x1e\x85\u2028])"  # one line break (CRLF is one)
 _PARAGRAPH_BREAK = re.compile(f"(?:[^\\S{LINE_BREAKS}]*{_BREAK}){{2,}}\\s*|\\s*\u2029\\s*")
+_LINE_BREAK = re.compile(f"{_BREAK}|\u2029")
 _NON_WS = re.compile(r"\S")
 _TOKEN_RANGE = re.compile(r"(?:^|\|)TokenRange=([0-9]+):([0-9]+)(?:\||$)")
 
@@ -50,8 +57,18 @@ SentenceSpans = list[TokenSpan]
 
 def paragraphs(text: str) -> list[Paragraph]:
     """The paragraphs of ``text`` (see the module docstring), each trimmed of whitespace; blank ones left out."""
+    return _between(text, _PARAGRAPH_BREAK)
+
+
+def lines(text: str) -> list[Paragraph]:
+    """The lines of ``text``, each trimmed of whitespace; blank ones left out."""
+    return _between(text, _LINE_BREAK)
+
+
+def _between(text: str, separator: re.Pattern[str]) -> list[Paragraph]:
+    """The spans of ``text`` between the matches of ``separator``, each trimmed of whitespace; blank ones left out."""
     cuts = [0]
-    for m in _PARAGRAPH_BREAK.finditer(text):
+    for m in separator.finditer(text):
         cuts.extend((m.start(), m.end()))
     cuts.append(len(text))
     spans: list[Paragraph] = []
@@ -119,15 +136,27 @@ class Tokenizer(ABC):
     def iter_sentences(self, text: str, source: str = "<text>") -> Iterator[Sentence]:
         """:meth:`tokenize` lazily: paragraphs are split a block of about :data:`BLOCK_CHARS` characters at a
         time, so a long text is parsed as it is tokenized."""
-        paras = paragraphs(text)
-        line, counted = 1, 0
-        for block in _blocks(paras):
-            for sentences in self.split(text, block):
+        return self._sentences(text, paragraphs(text), source, whole=False)
+
+    def iter_lines(self, text: str, source: str = "<text>") -> Iterator[Sentence]:
+        """Each non-blank line of ``text`` as one sentence: tokenized as a paragraph of its own, never split (a
+        sentence a line, UDPipe's ``presegmented``); a line after a blank line starts a paragraph (``# newpar``)."""
+        return self._sentences(text, lines(text), source, whole=True)
+
+    def _sentences(self, text: str, units: list[Paragraph], source: str, whole: bool) -> Iterator[Sentence]:
+        """The sentences of each unit (a paragraph, or with ``whole`` a line made one sentence), in order."""
+        line, counted, previous_end = 1, 0, None
+        for block in _blocks(units):
+            for (unit_start, unit_end), sentences in zip(block, self.split(text, block)):
+                if whole:
+                    newpar = previous_end is None or _PARAGRAPH_BREAK.search(text, previous_end, unit_start) is not None
+                    sentences = [[span for spans in sentences for span in spans]]
                 for k, spans in enumerate(sentences):
                     start = spans[0].start
                     line += text.count("\n", counted, start)
                     counted = start
-                    yield build_sentence(text, spans, k == 0, source, line)
+                    yield build_sentence(text, spans, newpar if whole else k == 0, source, line)
+                previous_end = unit_end
 
 
 def _blocks(paras: list[Paragraph]) -> Iterator[list[Paragraph]]:
