@@ -3,6 +3,7 @@ their calibration: unit tests, property tests, and tiny end-to-end training of e
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from dataclasses import replace
 
@@ -211,6 +212,15 @@ def test_calibrate_fits_and_saves_the_calibration(annotated) -> None:
     report = json.loads(result.output.splitlines()[0])
     assert 0 <= report["head_ece_fitted"] <= 100 and report["words"] == sum(map(len, read_conllu(DEV)))
     assert load_model(folder).calibration.to_dict() == {"head_scale": report["head_scale"], "head_shift": report["head_shift"]}
+
+
+def test_calibrate_plot_without_matplotlib_is_an_option_error_before_parsing(annotated, monkeypatch) -> None:
+    _, folder = annotated
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    monkeypatch.setattr("spandep.pipeline.model_io.load_model", lambda *a, **k: pytest.fail("parsed before the check"))
+    result = CliRunner().invoke(app, ["calibrate", str(folder), str(DEV), "--plot", str(folder / "r.png")])
+    assert result.exit_code == 2 and "--plot needs matplotlib" in result.output and "Traceback" not in result.output
 
 
 def test_spacy_gets_tags_lemmas_morphology_and_confidence(annotated) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import replace
 
 import pytest
@@ -148,3 +150,13 @@ def test_int8_inference_parses_every_sentence_into_a_tree(tagged_run, tiny_model
     assert all(is_valid_tree(s.heads) for s in parsed)
     with pytest.raises(ModelError, match="pretrained \\(transformer\\) encoder"):
         load_model(tiny_models["biaffine"], int8=True)  # a BiLSTM model
+
+
+def test_a_saved_model_folder_is_readable_by_others_as_the_umask_allows(tiny_models, tmp_path) -> None:
+    old = os.umask(0o022)
+    try:
+        save_model(load_model(tiny_models["span"]), tmp_path / "copy")
+    finally:
+        os.umask(old)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in [tmp_path / "copy", *(tmp_path / "copy").iterdir()]}
+    assert modes["copy"] == 0o755 and modes["model.safetensors"] == 0o644 and modes["config.json"] == 0o644

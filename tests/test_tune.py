@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from conftest import DEV
 from spandep.cli.main import app
 from spandep.pipeline.model_io import CHOICE_FILE, load_model
+from spandep.training.tune import Tuning
 
 runner = CliRunner()
 
@@ -34,3 +35,23 @@ def test_tune_sweeps_on_dev_and_saves_the_best_setting(tiny_models, tmp_path) ->
 def test_tune_refuses_a_biaffine_model(tiny_models) -> None:
     result = runner.invoke(app, ["tune", str(tiny_models["biaffine"]), str(DEV)])
     assert result.exit_code == 2 and "tune chooses a span model's settings" in result.output
+
+
+def test_within_saves_the_smallest_k_near_the_best(tiny_models, tmp_path) -> None:
+    model = tmp_path / "model"
+    shutil.copytree(tiny_models["span"], model)
+    result = runner.invoke(app, ["tune", str(model), str(DEV), "--ks", "1,2", "--lams", "1", "--within", "100", "--write"])
+    assert result.exit_code == 0, result.output
+    assert "fastest within 100.0 LAS of the best" in result.output and load_model(model).inference.k == 1
+    assert runner.invoke(app, ["tune", str(model), str(DEV), "--within", "-1"]).exit_code == 2
+
+
+def test_fastest_within_takes_the_smallest_k_whose_best_is_close_enough() -> None:
+    def row(k: int, las: float) -> dict:
+        return {"k": k, "UAS_nopunct": 90.0, "LAS_nopunct": las}
+
+    rows = [row(1, 80.0), row(2, 87.7), row(2, 87.9), row(5, 88.0)]
+    tuning = Tuning(recall=[], sweep=rows, best=rows[-1], best_paper=None, word_labels=None, ablation_no_mutual=None)
+    assert tuning.fastest_within(0.2) == row(2, 87.9)
+    assert tuning.fastest_within(0.05) == row(5, 88.0)
+    assert tuning.fastest_within(10.0) == row(1, 80.0)

@@ -3,6 +3,7 @@ its head probabilities (Platt scaling), and (``--write``) save it with the model
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Optional
@@ -10,6 +11,7 @@ from typing import Optional
 import typer
 
 from spandep.cli.common import COUNT, THREADS, check_input, check_options, handle_errors
+from spandep.errors import OptionError
 
 
 def calibrate(
@@ -33,6 +35,8 @@ def calibrate(
 
         check_options(("--threads", threads, COUNT))
         check_input(dev, stdin=False)
+        if plot is not None and importlib.util.find_spec("matplotlib") is None:
+            raise OptionError("--plot needs matplotlib: pip install matplotlib (or the bench extra: pip install -e '.[bench]')")
         if threads:
             torch.set_num_threads(threads)
         parser = load_model(model)
@@ -58,9 +62,9 @@ def calibrate(
             "las_ece_fitted": round(100 * reliability(calibrated * label_p, label_right).ece, 2),
         }
         typer.echo(json.dumps(report))
-        if plot is not None:
-            curves = {"head, raw": before, "head, calibrated": after}
-            plot_reliability(curves, str(plot), f"{model.name} on {dev.name}")
         if write:
             save_calibration(model, fitted)
             typer.echo(f"saved the head probabilities' calibration {json.dumps(fitted.to_dict())} in {model / 'config.json'}")
+        if plot is not None:
+            curves = {"head, raw": before, "head, calibrated": after}
+            plot_reliability(curves, str(plot), f"{model.name} on {dev.name}")

