@@ -113,6 +113,8 @@ def test_loading_asks_for_one_of_the_models_treebanks(joint: Path) -> None:
     assert result.exit_code == 2 and "choose one with treebank=" in result.output and result.output.count("\n") == 1
     result = runner.invoke(app, ["parse", str(DEV), "--model", str(joint / "model"), "--treebank", "a", "-o", "-"])
     assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["calibrate", str(joint / "model"), str(DEV)])  # one mapping for all treebanks: not yet
+    assert result.exit_code == 2 and "trained on several treebanks (a, b) and calibrate does not handle one yet" in result.output
 
 
 def test_a_compact_export_carries_the_treebanks_and_their_tokenizers(joint: Path, tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ gives a Chinese-only relation, and a treebank without XPOS gets no XPOS column. 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -53,7 +53,7 @@ class Treebanks(nn.Module):
 
     @classmethod
     def config_from_data(
-        cls, dim: int, trains: Mapping[str, Sequence[Sentence]], vocabularies: Mapping[str, Sequence[str]], seen: Mapping[str, Any]
+        cls, dim: int, trains: Mapping[str, Sequence[Sentence]], vocabularies: Mapping[str, Sequence[str]], seen: Mapping[str, Callable[[Sequence[Sentence]], set[str]]]
     ) -> dict[str, Any]:
         """The saved config from each treebank's training sentences (``trains``), the union vocabularies of each part
         (``vocabularies``) and, per part, a function from sentences to the classes they have (``seen``)."""

@@ -63,7 +63,8 @@ TREEBANK_DIM = 16  # [model] treebank_dim when not given
 
 
 def _read_toml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
-    """One config file as a dict, with its `base = "other.toml"` (relative to this file) read first and merged under it.
+    """One config file as a dict, with its `base = "other.toml"` (relative to this file) read first and merged under it;
+    `base = ["a.toml", "b.toml"]` merges them in that order, each over the one before, then this file over them.
 
     A base lets a family of runs (an ablation grid) state only what differs; the merged config is what is saved next
     to the model, so a trained model never depends on the base file.
@@ -78,13 +79,17 @@ def _read_toml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     base = raw.pop("base", None)
     if base is None:
         return raw
-    if not isinstance(base, str):
-        raise InputFormatError(str(path), 0, f"base must be a path to another config file, not {base!r}")
+    bases = base if isinstance(base, list) and base else [base]
+    if not all(isinstance(b, str) for b in bases):
+        raise InputFormatError(str(path), 0, f"base must be a path to another config file (or a list of them), not {base!r}")
     chain = (*chain, path.resolve())  # the files being read, this one last
-    base_path = (path.parent / base).resolve()
-    if base_path in chain:
-        raise InputFormatError(str(path), 0, f"base {base!r} forms a cycle: a config cannot be its own base, directly or through others")
-    return merged(_read_toml(base_path, chain), raw)
+    under: dict[str, Any] = {}
+    for name in bases:
+        base_path = (path.parent / name).resolve()
+        if base_path in chain:
+            raise InputFormatError(str(path), 0, f"base {name!r} forms a cycle: a config cannot be its own base, directly or through others")
+        under = merged(under, _read_toml(base_path, chain))
+    return merged(under, raw)
 
 
 def _value_problems(cfg: dict[str, dict[str, Any]]) -> Iterator[tuple[str, str, str | None]]:
