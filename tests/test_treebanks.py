@@ -106,7 +106,7 @@ def test_loading_asks_for_one_of_the_models_treebanks(joint: Path) -> None:
     with pytest.raises(ValueError, match=r"treebank 'c' is not one of this model's: a, b$"):
         spandep.load(joint / "model", treebank="c")
     nlp = spandep.load(joint / "model", treebank="b")
-    assert isinstance(nlp.tokenizer, TrainedTokenizer)
+    assert isinstance(nlp.tokenizer, TrainedTokenizer) and repr(nlp).endswith("treebank='b')")
     doc = nlp("The cat sat on the mat. It slept.")
     assert all(r == "root" or r.startswith("b_") for s in doc.data for r in s.deprels)
     result = runner.invoke(app, ["parse", str(DEV), "--model", str(joint / "model")])

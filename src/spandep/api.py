@@ -61,7 +61,8 @@ class Pipeline:
 
     def __repr__(self) -> str:
         settings = ", ".join(f"{k}={v!r}" for k, v in self.model.settings(self.options).given().items())
-        return f"Pipeline({self.model.name} model, {settings}, batch_tokens={self.options.batch_tokens})"
+        treebank = f", treebank={self.options.treebank!r}" if self.options.treebank else ""
+        return f"Pipeline({self.model.name} model, {settings}, batch_tokens={self.options.batch_tokens}{treebank})"
 
     def __call__(self, text: str) -> Doc:
         """Split raw ``text`` into sentences, tokens and words with :attr:`tokenizer` and parse them; every word's
