@@ -171,3 +171,18 @@ def test_config_errors_say_how_to_fix_them(tmp_path: Path) -> None:
     for text, message in bad.items():
         with pytest.raises(InputFormatError, match=message):
             load_config(multi_config(tmp_path, TINY_BIAFFINE, text))
+
+
+def test_the_treebank_embedding_and_masks() -> None:
+    import torch
+
+    from spandep.models.treebanks import Treebanks, restrict
+
+    allowed = {"labels": {"a": [0, 2], "b": [1]}}
+    with_embedding, masks_only = Treebanks(["a", "b"], 3, allowed, {"labels": 3}), Treebanks(["a", "b"], 0, allowed, {"labels": 3})
+    x = torch.zeros(2, 4, 5)  # (batch, 1 + n, d)
+    ids = torch.tensor([1, 0])  # (batch,)
+    assert with_embedding.vectors(x, ids).shape == (2, 4, 8) and masks_only.vectors(x, ids) is x
+    assert masks_only.mask("labels", "b").tolist() == [False, True, False] and not list(masks_only.state_dict())
+    scores = torch.tensor([[3.0, 1.0, 2.0]])  # (1, labels)
+    assert restrict(scores, masks_only.mask("labels", "b")).argmax(-1).item() == 1 and restrict(scores, None) is scores
