@@ -126,11 +126,22 @@ def test_a_config_can_take_another_as_its_base(tmp_path):
     assert cfg["data"] == parent["data"] and cfg["encoder"] == parent["encoder"]
 
 
+def test_a_config_can_take_several_bases_in_order(tmp_path):
+    """`base = [...]`: each base over the ones before it, the config over them all."""
+    write_config(tmp_path / "a.toml", tmp_path / "run", "bilstm", model=TINY_SPAN, epochs=3)
+    (tmp_path / "b.toml").write_text('[training]\nepochs = 5\nlr = 0.5\n')
+    (tmp_path / "c.toml").write_text('base = ["a.toml", "b.toml"]\n[training]\nlr = 0.25\n')
+    cfg = load_config(tmp_path / "c.toml")
+    assert (cfg["training"]["epochs"], cfg["training"]["lr"], cfg["model"]["type"]) == (5, 0.25, "span")
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ('base = "missing.toml"\n', "config file not found \\(the base of"),
     ('base = "c.toml"\n', "forms a cycle"),
     ('base = "d.toml"\n', "forms a cycle"),  # d.toml's base is c.toml
+    ('base = ["missing.toml", "d.toml"]\n', "config file not found"),
     ("base = 3\n", "base must be a path"),
+    ("base = []\n", "base must be a path"),
 ])
 def test_a_bad_base_is_a_clear_error(tmp_path, text, message):
     from spandep.errors import InputFormatError

@@ -61,7 +61,8 @@ class Pipeline:
 
     def __repr__(self) -> str:
         settings = ", ".join(f"{k}={v!r}" for k, v in self.model.settings(self.options).given().items())
-        return f"Pipeline({self.model.name} model, {settings}, batch_tokens={self.options.batch_tokens})"
+        treebank = f", treebank={self.options.treebank!r}" if self.options.treebank else ""
+        return f"Pipeline({self.model.name} model, {settings}, batch_tokens={self.options.batch_tokens}{treebank})"
 
     def __call__(self, text: str) -> Doc:
         """Split raw ``text`` into sentences, tokens and words with :attr:`tokenizer` and parse them; every word's
@@ -171,6 +172,7 @@ def load(
     threads: int | None = None,
     decoder: str | None = None,
     batch_tokens: int = 4000,
+    treebank: str | None = None,
     **settings: Any,
 ) -> Pipeline:
     """Load a model as a :class:`Pipeline`: a shipped model's name (``"en"``, the default; ``spandep models`` lists
@@ -182,12 +184,14 @@ def load(
     (``None``: 1). ``decoder``: ``"mst"`` (non-projective) or ``"projective"``; ``None`` keeps the model's choice
     from dev. ``batch_tokens``: words per batch (lower it if memory runs out). ``settings`` override the model's
     other inference settings chosen on dev (span models: ``k``, ``lam``, ``retrieval``, ``mutual``,
-    ``arc_weight``, ``label_source``; see :class:`~spandep.inference.InferenceOptions`). Raises
+    ``arc_weight``, ``label_source``; see :class:`~spandep.inference.InferenceOptions`). ``treebank``: for a model
+    trained on several treebanks, the one to parse as (its labels, tags and tokenizer; a shipped name such as
+    ``"fr"`` names its own); a ``ValueError`` listing the model's treebanks when it is missing or unknown. Raises
     :class:`~spandep.errors.ModelError` for a missing or unreadable model, an unknown name, a base encoder not
     installed (its message names ``make models``) or a CUDA device this machine lacks and
     ``ValueError`` for a bad option (an unknown device name included).
     """
-    from spandep.pipeline.model_io import resolve_model_dir
+    from spandep.pipeline.model_io import resolve_model
     from spandep.pipeline.workers import ParserFactory
     from spandep.tokenization import tokenizer_for
 
@@ -195,7 +199,7 @@ def load(
         _check_positive("threads", threads)
     if not isinstance(device, str):
         raise TypeError(f"device must be a str such as 'cpu', 'cuda', 'cuda:1' or 'auto', not {device!r}")
-    options = InferenceOptions.from_dict({"decoder": decoder, "batch_tokens": batch_tokens, **settings})
-    folder = resolve_model_dir(path)
-    factory = ParserFactory(str(folder), options, threads or 0, device)
-    return Pipeline(factory.load(), options, tokenizer_for(folder), factory)
+    choice = resolve_model(path)
+    options = choice.options(InferenceOptions.from_dict({"decoder": decoder, "batch_tokens": batch_tokens, "treebank": treebank, **settings}))
+    factory = ParserFactory(str(choice.folder), options, threads or 0, device)
+    return Pipeline(factory.load(), options, tokenizer_for(choice.folder, options.treebank), factory)

@@ -46,7 +46,9 @@ class InferenceOptions:
     the weight of link scores against span scores, ``retrieval`` (each query's best parent span becomes a
     candidate), ``mutual`` (add the child-side link score), ``arc_weight`` (weight of the word-level head's arc
     log-probabilities in the link scores) and ``label_source`` (``linker`` | ``word``). ``batch_tokens``: padded
-    tokens per batch (lower it if memory runs out)."""
+    tokens per batch (lower it if memory runs out). ``treebank``: which of a multi-treebank model's treebanks to
+    parse as (its embedding, its labels and classes; docs/design.md, "Several treebanks"); like ``batch_tokens`` it
+    is a choice of the run, never a saved model setting."""
 
     decoder: str | None = None
     k: int | None = None
@@ -56,6 +58,7 @@ class InferenceOptions:
     arc_weight: float | None = None
     label_source: str | None = None
     batch_tokens: int = DEFAULT_BATCH_TOKENS
+    treebank: str | None = None
 
     def __post_init__(self) -> None:
         checks = {
@@ -72,6 +75,8 @@ class InferenceOptions:
             if value is not None:
                 check(value)
         _check_int("batch_tokens", self.batch_tokens, 1)
+        if self.treebank is not None and (not isinstance(self.treebank, str) or not self.treebank):
+            raise ValueError(f"treebank must be a treebank's name, not {self.treebank!r}")
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> InferenceOptions:
@@ -84,15 +89,16 @@ class InferenceOptions:
         return cls(**values)
 
     def given(self) -> dict[str, Any]:
-        """The model settings set here (not ``None``), without ``batch_tokens``."""
-        return {k: v for k, v in asdict(self).items() if v is not None and k != "batch_tokens"}
+        """The model settings set here (not ``None``), without the run's own choices (``RUN_CHOICES``)."""
+        return {k: v for k, v in asdict(self).items() if v is not None and k not in RUN_CHOICES}
 
     def over(self, saved: InferenceOptions) -> InferenceOptions:
-        """``saved`` with the settings given here put over it (``batch_tokens`` from here)."""
-        return replace(saved, batch_tokens=self.batch_tokens, **self.given())
+        """``saved`` with the settings given here put over it (``batch_tokens`` and ``treebank`` from here)."""
+        return replace(saved, batch_tokens=self.batch_tokens, treebank=self.treebank, **self.given())
 
 
-MODEL_SETTINGS = tuple(f.name for f in fields(InferenceOptions) if f.name != "batch_tokens")
+RUN_CHOICES = ("batch_tokens", "treebank")  # options of a run, not settings a model saves
+MODEL_SETTINGS = tuple(f.name for f in fields(InferenceOptions) if f.name not in RUN_CHOICES)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from spandep.cli.common import COUNT, THREADS, check_input, check_options, handle_errors
+from spandep.cli.common import COUNT, THREADS, check_input, check_one_treebank, check_options, handle_errors
 from spandep.errors import OptionError
 
 
@@ -40,6 +40,7 @@ def calibrate(
         if threads:
             torch.set_num_threads(threads)
         parser = load_model(model)
+        check_one_treebank(parser, "calibrate")
         gold = list(read_conllu(dev))
         parses = parser.parse(gold, InferenceOptions())
         kept = [(g, p) for g, p in zip(gold, parses) if p.scores is not None and p.heads]

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from spandep.tokenization.text import Tokenizer
 
 __all__ = [
-    "BATCH_TOKENS", "COUNT", "DEVICE", "POSITIVE", "THREADS", "check_input", "check_model_options", "check_options",
+    "BATCH_TOKENS", "COUNT", "DEVICE", "POSITIVE", "THREADS", "check_input", "check_model_options", "check_one_treebank", "check_options",
     "error_message", "handle_errors", "inference_options", "text_tokenizer",
 ]
 
@@ -72,16 +72,28 @@ def check_input(path: Path, *, stdin: bool = True) -> None:
         raise InputFormatError(str(path), 0, "file not found")
 
 
-def inference_options(decoder: str | None, k: int | None, lam: float | None, batch_tokens: int) -> InferenceOptions:
-    """The options of ``--decoder``, ``--k``, ``--lam`` and ``--batch-tokens``, checked before any model is loaded
-    (a bad value is an :class:`OptionError` naming its option)."""
-    for name, value in (("decoder", decoder), ("k", k), ("lam", lam), ("batch_tokens", batch_tokens)):
+def inference_options(
+    decoder: str | None, k: int | None, lam: float | None, batch_tokens: int, treebank: str | None = None
+) -> InferenceOptions:
+    """The options of ``--decoder``, ``--k``, ``--lam``, ``--batch-tokens`` and ``--treebank``, checked before any
+    model is loaded (a bad value is an :class:`OptionError` naming its option)."""
+    for name, value in (("decoder", decoder), ("k", k), ("lam", lam), ("batch_tokens", batch_tokens), ("treebank", treebank)):
         try:
             InferenceOptions.from_dict({name: value} if value is not None else {})
         except ValueError as exc:
             option, message = f"--{name.replace('_', '-')}", str(exc)
             raise OptionError(option + message[len(name):] if message.startswith(f"{name} ") else f"{option}: {message}") from None
-    return InferenceOptions(decoder=decoder, k=k, lam=lam, batch_tokens=batch_tokens)
+    return InferenceOptions(decoder=decoder, k=k, lam=lam, batch_tokens=batch_tokens, treebank=treebank)
+
+
+def check_one_treebank(model: Parser, command: str) -> None:
+    """An :class:`OptionError` for a model of several treebanks, which ``command`` (saving one setting or mapping for
+    the whole model) does not handle yet."""
+    if model.treebanks is not None:
+        raise OptionError(
+            f"MODEL is trained on several treebanks ({', '.join(model.treebanks.names)}) and {command} does not handle "
+            "one yet; score each treebank's dev with spandep parse --treebank NAME and spandep evaluate"
+        )
 
 
 def check_model_options(model: Parser, options: InferenceOptions) -> None:
@@ -92,14 +104,15 @@ def check_model_options(model: Parser, options: InferenceOptions) -> None:
         raise OptionError(str(exc)) from None
 
 
-def text_tokenizer(choice: str, model: Path | None) -> Tokenizer:
-    """The tokenizer ``--tokenizer`` names: ``model`` (the model folder's trained one, else the rules), ``rules``, or
-    the path of a tokenizer folder (``spandep train-tokenizer`` output, or a model folder that holds one)."""
+def text_tokenizer(choice: str, model: Path | None, treebank: str | None = None) -> Tokenizer:
+    """The tokenizer ``--tokenizer`` names: ``model`` (the model folder's trained one, that of ``treebank`` in a model
+    of several, else the rules), ``rules``, or the path of a tokenizer folder (``spandep train-tokenizer`` output,
+    or a model folder that holds one)."""
     from spandep.pipeline.model_io import resolve_model_dir
     from spandep.tokenization import RuleTokenizer, load_tokenizer, tokenizer_for
 
     if choice == "model":
-        return tokenizer_for(resolve_model_dir(model))
+        return tokenizer_for(resolve_model_dir(model), treebank)
     if choice == "rules":
         return RuleTokenizer()
     if not Path(choice).is_dir():

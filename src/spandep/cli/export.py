@@ -24,11 +24,11 @@ def export(
         "folder of the same weights (checked by SHA-256): the compact copy then loads wherever `make models` ran.",
     ),
 ) -> None:
-    """Write a copy of MODEL for shipping, its trained tokenizer included; a compact copy needs the encoder's base
-    package installed to load."""
+    """Write a copy of MODEL for shipping, its trained tokenizer (or a multi-treebank model's tokenizers) included; a
+    compact copy needs the encoder's base package installed to load."""
     with handle_errors():
         from spandep.pipeline.model_io import load_model, save_model
-        from spandep.tokenization.text import TOKENIZER_FOLDER
+        from spandep.tokenization.text import TOKENIZER_FOLDER, treebank_tokenizers
 
         if int8 and not compact:
             raise OptionError("--int8 needs --compact (int8 weights are a compact model's)")
@@ -36,7 +36,7 @@ def export(
         if base is not None:
             _rename_base(loaded, base)
         tokenizer = model / TOKENIZER_FOLDER
-        save_model(loaded, output, loaded.config.get("training"), compact, int8, tokenizer if tokenizer.is_dir() else None)
+        save_model(loaded, output, loaded.config.get("training"), compact, int8, tokenizer if tokenizer.is_dir() else None, treebank_tokenizers(model))
         size = sum(f.stat().st_size for f in output.rglob("*") if f.is_file())
         typer.echo(f"wrote {output} ({size / 1e6:.1f} MB)")
 

@@ -41,6 +41,9 @@ def parse(
     k: Optional[int] = typer.Option(None, help="Span models: spans proposed per word (default: the model's, chosen on dev)."),
     lam: Optional[float] = typer.Option(None, help="Span models: weight of link scores against span scores (default: the model's)."),
     batch_tokens: int = typer.Option(4000, help="Words per batch; lower it if memory runs out."),
+    treebank: Optional[str] = typer.Option(
+        None, help="A model trained on several treebanks: the one to parse as (its labels, tags and tokenizer); a shipped name such as fr names its own.",
+    ),
     threads: int = typer.Option(0, help="Torch CPU threads (0: torch's default; with --workers: per worker, default 1)."),
     workers: int = typer.Option(1, help="Parser processes; the output is identical to one process."),
     device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto (CUDA when there is one)."),
@@ -55,6 +58,7 @@ def parse(
     with handle_errors():
         from spandep.pipeline.predict import parse_stream
         from spandep.inference import InferenceStats
+        from spandep.pipeline.model_io import resolve_model
         from spandep.pipeline.workers import ParserFactory, parse_parallel
 
         check_options(("--threads", threads, COUNT), ("--workers", workers, POSITIVE), ("--device", device, None))
@@ -64,12 +68,12 @@ def parse(
             raise OptionError(f"--output-format: unknown format {output_format!r}; use one of {', '.join(OUTPUT_FORMATS)}")
         if output_format in ("svg", "html") and importlib.util.find_spec("spacy") is None:
             raise OptionError("--output-format: pictures need spaCy: pip install 'spandep[spacy]'")
-        options = inference_options(decoder, k, lam, batch_tokens)
+        options = resolve_model(model).options(inference_options(decoder, k, lam, batch_tokens, treebank))
         check_input(input)
         factory = ParserFactory(str(model) if model else None, options, threads or (1 if workers > 1 else 0), device, int8)
         parser = factory.load()  # here too with --workers: a bad model or option fails before any worker starts
         check_model_options(parser, options)
-        sentences = read_input(input, input_format, text_tokenizer(tokenizer, model) if input_format in RAW_TEXT_FORMATS else None)
+        sentences = read_input(input, input_format, text_tokenizer(tokenizer, model, options.treebank) if input_format in RAW_TEXT_FORMATS else None)
         stats = InferenceStats()
         if workers > 1:
             del parser

@@ -10,7 +10,9 @@ from typing import Optional
 import typer
 
 from spandep.checks import Range
-from spandep.cli.common import BATCH_TOKENS, COUNT, DEVICE, POSITIVE, THREADS, check_input, check_options, handle_errors
+from spandep.cli.common import (
+    BATCH_TOKENS, COUNT, DEVICE, POSITIVE, THREADS, check_input, check_one_treebank, check_options, handle_errors,
+)
 from spandep.errors import OptionError
 
 
@@ -61,6 +63,7 @@ def tune(
         parser = load_model(model, device)
         if not isinstance(parser, SpanParser):
             raise OptionError(f"MODEL: {model} is a {parser.name} model; tune chooses a span model's settings")
+        check_one_treebank(parser, "tune")
         result = sweep(parser, list(read_conllu(dev)), *grid, batch_tokens=batch_tokens, ablate_mutual=ablate_mutual,
                        report=lambda kind, row: typer.echo(f"{kind}: {json.dumps(row)}"))
         typer.echo(f"best on dev: {json.dumps(result.best)}")

@@ -78,13 +78,15 @@ def parse_dataset(
 ) -> ray.data.Dataset:
     """``ds`` with parse columns added, computed by ``actors`` actors (one model each, ``threads`` torch threads).
 
-    ``model``: a model folder (``None``: the shipped default); ``batch_size``: sentences per ``map_batches`` call;
-    ``options``: how to parse (decoder, k, batch size, ...; ``None``: the model's settings). Lazy, like every Ray
-    Data transform.
+    ``model``: a model folder or a shipped name (``None``: the shipped default); ``batch_size``: sentences per
+    ``map_batches`` call; ``options``: how to parse (decoder, k, batch size, the treebank of a multi-treebank model,
+    ...; ``None``: the model's settings, and a shipped name's treebank). Lazy, like every Ray Data transform.
     """
     import ray.data
 
-    factory = ParserFactory(model, options or InferenceOptions(), threads)
+    from spandep.pipeline.model_io import resolve_model
+
+    factory = ParserFactory(model, resolve_model(model).options(options or InferenceOptions()), threads)
     return ds.map_batches(
         RayParser,
         fn_constructor_kwargs={"factory": factory},

@@ -7,7 +7,7 @@ with a config made from the training data (:func:`config_from_data`), loading wi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from spandep.data.sentence import Sentence
 from spandep.encoders import ENCODERS
 from spandep.models.base import Parse, Parser
 from spandep.models.heads import HEADS
+from spandep.models.treebanks import LABELS, Treebanks
 from spandep.registry import Registry
 
 PARSERS: Registry[type[Parser]] = Registry("parser type")
@@ -26,15 +27,26 @@ ENCODER_ASSETS = "encoder"  # an encoder's own files (tokenizer, architecture) i
 __all__ = ["ENCODER_ASSETS", "PARSERS", "Parse", "Parser", "build_model", "config_from_data"]
 
 
-def config_from_data(settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
+def config_from_data(
+    settings: dict[str, Any], train: Sequence[Sentence], treebanks: Mapping[str, Sequence[Sentence]] | None = None
+) -> dict[str, Any]:
     """A model config (``model`` and ``encoder`` tables, as a saved model has them) from a training config's
-    ``[encoder]``, ``[model]``, ``[heads.NAME]`` and ``[inference]`` tables (defaults filled) and the training data."""
+    ``[encoder]``, ``[model]``, ``[heads.NAME]`` and ``[inference]`` tables (defaults filled) and the training data;
+    ``treebanks``: for a model of several treebanks, each one's training sentences (``train`` is all of them) and
+    ``[model] treebank_dim`` the width of their embedding (``models/treebanks.py``)."""
     encoder = dict(settings["encoder"])
     model = dict(settings["model"])
     encoder_type, model_type = encoder.pop("type"), model.pop("type")
+    treebank_dim = model.pop("treebank_dim", 0)
     model_config = PARSERS.get(model_type).config_from_data(model, train)
     model_config["heads"] = {name: HEADS.get(name).config_from_data(head, train) for name, head in settings["heads"].items()}
     model_config["inference"] = dict(settings["inference"])
+    if treebanks is not None:
+        vocabularies = {LABELS: model_config["labels"]}
+        seen: dict[str, Callable[[Sequence[Sentence]], set[str]]] = {LABELS: lambda part: {r for s in part for r in s.deprels}}
+        for name, head in model_config["heads"].items():
+            vocabularies[name], seen[name] = HEADS.get(name).class_names(head), HEADS.get(name).classes
+        model_config["treebanks"] = Treebanks.config_from_data(treebank_dim, treebanks, vocabularies, seen)
     return {
         "model": {"model_type": model_type, **model_config},
         "encoder": {"type": encoder_type, **ENCODERS.get(encoder_type).config_from_data(encoder, train)},

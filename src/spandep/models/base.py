@@ -13,6 +13,10 @@ and implements :meth:`Parser.loss` and :meth:`Parser.parse`. Output heads (``spa
 parser type: they read the encoder's word vectors, train with the parser's loss (:meth:`Parser.heads_loss`) and
 fill their column (:meth:`Parser.annotate`). Each parse carries its arcs' scores (:class:`ArcScores`), from which
 the confidence of every head and label follows (:attr:`Parser.calibration`, ``models/confidence.py``).
+
+A model trained on several treebanks (``treebanks``, ``models/treebanks.py``) reads the word vectors of
+:meth:`Parser.word_vectors` (the encoder's, with the treebank's embedding after them: ``width`` wide) and predicts
+for the treebank its options name (:meth:`Parser.allowed`); a subclass builds its scorers ``width`` wide.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from spandep.encoders.base import WordEncoder, sentence_features
 from spandep.inference import InferenceOptions, InferenceStats
 from spandep.models.confidence import ArcScores, Calibration
 from spandep.models.heads import HEADS, IGNORE, HeadInput
+from spandep.models.treebanks import LABELS, Treebanks
 from spandep.registry import SettingsCheck
 
 __all__ = ["Parse", "Parser"]
@@ -60,11 +65,15 @@ class Parser(SettingsCheck, nn.Module):
     inference_defaults: ClassVar[dict[str, Any]] = {}
     config: dict[str, Any]  # the saved config, set by ``spandep.pipeline.model_io.load_model``
 
-    def __init__(self, encoder: WordEncoder, labels: Sequence[str], inference: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, encoder: WordEncoder, labels: Sequence[str], inference: dict[str, Any] | None = None, treebanks: dict[str, Any] | None = None
+    ) -> None:
         super().__init__()
         self.encoder = encoder
         self.labels = list(labels)
         self.label_index = {r: i for i, r in enumerate(self.labels)}
+        self.treebanks = Treebanks(**treebanks) if treebanks is not None else None
+        self.width = encoder.out_dim + (self.treebanks.dim if self.treebanks is not None else 0)  # word vectors' width
         self.heads = nn.ModuleDict()
         self.calibration = Calibration()
         unknown = sorted(set(inference or {}) - set(self.inference_defaults))
@@ -103,13 +112,14 @@ class Parser(SettingsCheck, nn.Module):
     def attach_heads(self, heads: dict[str, dict[str, Any]]) -> None:
         """Build the output heads a config names (``{name: head config}``) over the encoder's word vectors."""
         for name, head_config in heads.items():
-            self.heads[name] = HEADS.get(name).from_config(self.encoder.out_dim, head_config)
+            self.heads[name] = HEADS.get(name).from_config(self.width, head_config)
 
     def export_config(self) -> dict[str, Any]:
         """The saved ``model`` table: what :meth:`from_config` rebuilds this parser from."""
         return {
             "model_type": self.name,
             "labels": self.labels,
+            **({"treebanks": self.treebanks.export_config()} if self.treebanks is not None else {}),
             **self.hparams(),
             "heads": {name: head.export_config() for name, head in self.heads.items()},
             "inference": self.inference.given(),
@@ -138,33 +148,70 @@ class Parser(SettingsCheck, nn.Module):
         unknown = sorted(set(options.given()) - set(self.inference_defaults))
         if unknown:
             raise ValueError(self._not_mine(unknown))
+        if self.treebanks is not None:
+            self.treebanks.index(options.treebank)
+        elif options.treebank is not None:
+            raise ValueError(f"treebank {options.treebank!r} given, but this model was trained on one treebank: leave treebank out")
         return options.over(self.inference)
 
     def decoder(self, options: InferenceOptions) -> Callable[..., Any]:
         """The algorithm of the user-facing decoder ``options.decoder`` for this type."""
         return DECODERS.get(self.decoders[str(options.decoder)])
 
+    # ------------------------------------------------------------------ treebanks
+    def word_vectors(self, batch: dict[str, Any]) -> torch.Tensor:
+        """The encoder's word vectors of a batch, with each sentence's treebank embedding (``batch["treebank"]``)
+        after them in a multi-treebank model → ``(batch, 1 + n, width)``."""
+        x = self.encoder(batch)  # (batch, 1 + n, d)
+        return x if self.treebanks is None else self.treebanks.vectors(x, batch["treebank"])  # (batch, 1 + n, width)
+
+    def inference_batch(self, features: Sequence[dict[str, Any]], options: InferenceOptions) -> dict[str, Any]:
+        """The encoder's batch of ``features`` on the model's device, each sentence of the treebank ``options``
+        name in a multi-treebank model."""
+        device = self.device()
+        batch = {key: v.to(device) for key, v in self.encoder.collate(list(features)).items()}
+        if self.treebanks is not None:
+            batch["treebank"] = torch.full((len(features),), self.treebanks.index(options.treebank), dtype=torch.long)  # (batch,)
+        return batch
+
+    def allowed(self, part: str, options: InferenceOptions) -> torch.Tensor | None:
+        """The classes of ``part`` (``"labels"`` or a head's name) that the treebank ``options`` name allows
+        ``(classes,)``; ``None`` (all) in a single-treebank model."""
+        return None if self.treebanks is None else self.treebanks.mask(part, options.treebank)
+
+    def label_names(self, options: InferenceOptions) -> list[str]:
+        """The dependency labels a parse with ``options`` may give."""
+        allowed = self.allowed(LABELS, options)
+        return self.labels if allowed is None else [r for r, ok in zip(self.labels, allowed.tolist()) if ok]
+
     # ------------------------------------------------------------------ heads
-    def annotate(self, x: torch.Tensor, word_mask: torch.Tensor, forms: Sequence[Sequence[str]]) -> list[dict[str, list[str]]]:
-        """The output heads' columns of each sentence of a batch, from word vectors ``(batch, 1 + n, d)`` and the
-        sentences' forms."""
-        if not self.heads:
+    def annotate(
+        self, x: torch.Tensor, word_mask: torch.Tensor, forms: Sequence[Sequence[str]], options: InferenceOptions
+    ) -> list[dict[str, list[str]]]:
+        """The output heads' columns of each sentence of a batch, from word vectors ``(batch, 1 + n, width)`` and the
+        sentences' forms; a head whose classes the treebank of ``options`` has none of fills no column."""
+        allowed = {name: self.allowed(name, options) for name in self.heads}
+        active = {name: head for name, head in self.heads.items() if allowed[name] is None or bool(allowed[name].any())}
+        if not active:
             return [{} for _ in forms]
         inputs = HeadInput.of(x, word_mask, forms)
-        per_head = {name: head.predict(inputs) for name, head in self.heads.items()}
+        per_head = {name: head.predict(inputs, allowed[name]) for name, head in active.items()}
         return [{name: values[b] for name, values in per_head.items()} for b in range(x.size(0))]
 
     def heads_loss(self, x: torch.Tensor, batch: dict[str, Any]) -> torch.Tensor | float:
-        """The output heads' losses on word vectors ``(batch, 1 + n, d)``, each times its ``weight`` (0 without
+        """The output heads' losses on word vectors ``(batch, 1 + n, width)``, each times its ``weight`` (0 without
         heads)."""
         inputs = HeadInput.of(x, batch["word_mask"], batch["forms"])
         return sum((head.weight * head.loss(inputs, batch[f"gold_{name}"]) for name, head in self.heads.items()), 0.0)
 
     # ------------------------------------------------------------------ training
-    def training_features(self, sentence: Sentence) -> dict[str, Any]:
+    def training_features(self, sentence: Sentence, treebank: str | None = None) -> dict[str, Any]:
         """One training sentence's features, computed once: the encoder's, gold heads and label ids, and each output
-        head's gold ids (position 0, ROOT, is padding), and the forms (for the heads' word features)."""
+        head's gold ids (position 0, ROOT, is padding), the forms (for the heads' word features) and, in a
+        multi-treebank model, the id of its ``treebank``."""
         f = sentence_features(self.encoder, sentence.forms, sentence.upos)
+        if self.treebanks is not None:
+            f["treebank"] = self.treebanks.index(treebank)
         f["forms"] = sentence.forms
         f["heads"] = np.asarray([0] + [int(h or 0) for h in sentence.heads], dtype=np.int64)  # trees checked on reading
         f["rels"] = np.asarray([0] + [self.label_index[r] for r in sentence.deprels], dtype=np.int64)
@@ -181,6 +228,8 @@ class Parser(SettingsCheck, nn.Module):
             for b, f in enumerate(features):
                 t[b, : len(f[key])] = torch.from_numpy(f[key])
             batch[key] = t
+        if self.treebanks is not None:
+            batch["treebank"] = torch.tensor([f["treebank"] for f in features], dtype=torch.long)  # (batch,)
         return {key: v.to(device) for key, v in batch.items()} | {"forms": [f["forms"] for f in features]}
 
     def loss(self, batch: dict[str, Any]) -> torch.Tensor:

@@ -18,6 +18,7 @@ from spandep.masking import MASKED
 from spandep.models.base import Parse, Parser
 from spandep.models.confidence import ArcScores
 from spandep.models.layers import MLP, Biaffine, evaluating
+from spandep.models.treebanks import LABELS, restrict
 
 
 class BiaffineScorer(nn.Module):
@@ -82,9 +83,10 @@ class BiaffineParser(Parser):
         rel_mlp: int = 100,
         mlp_dropout: float = 0.33,
         inference: dict[str, Any] | None = None,
+        treebanks: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__(encoder, labels, inference)
-        self.scorer = BiaffineScorer(encoder.out_dim, len(self.labels), arc_mlp, rel_mlp, mlp_dropout)
+        super().__init__(encoder, labels, inference, treebanks)
+        self.scorer = BiaffineScorer(self.width, len(self.labels), arc_mlp, rel_mlp, mlp_dropout)
 
     def hparams(self) -> dict[str, Any]:
         return dict(self.scorer.hparams)
@@ -97,7 +99,7 @@ class BiaffineParser(Parser):
         return model, {(k if k.startswith("encoder.") else "scorer." + k): v for k, v in state.items()}
 
     def loss(self, batch: dict[str, Any]) -> torch.Tensor:
-        x = self.encoder(batch)  # (batch, 1 + n, d)
+        x = self.word_vectors(batch)  # (batch, 1 + n, width)
         return self.scorer.scorer_loss(x, batch) + self.heads_loss(x, batch)
 
     def parse(
@@ -110,19 +112,19 @@ class BiaffineParser(Parser):
         results = [Parse([], [], {name: [] for name in self.heads}) for _ in features]
         lengths = [f["n_words"] for f in features]
         todo = [i for i, k in enumerate(lengths) if k > 0]
-        device = self.device()
+        allowed = self.allowed(LABELS, opts)
         with evaluating(self):
             for batch_ids in token_batches([batch_cost(features[i]) for i in todo], opts.batch_tokens):
                 idx = [todo[j] for j in batch_ids]
-                batch = {key: v.to(device) for key, v in self.encoder.collate([features[i] for i in idx]).items()}
-                x = self.encoder(batch)  # (batch, 1 + n, d)
+                batch = self.inference_batch([features[i] for i in idx], opts)
+                x = self.word_vectors(batch)  # (batch, 1 + n, width)
                 s_arc, rel_reps = self.scorer.score(x, batch["word_mask"])  # (batch, 1 + n, 1 + n)
                 n = torch.tensor([lengths[i] for i in idx])  # (batch,)
                 heads = decode(s_arc.log_softmax(-1), n)  # (batch, 1 + n)
-                s_rel = self.scorer.label_scores(rel_reps, heads)  # (batch, 1 + n, labels)
+                s_rel = restrict(self.scorer.label_scores(rel_reps, heads), allowed)  # (batch, 1 + n, labels)
                 labels = s_rel.argmax(-1)  # (batch, 1 + n)
                 label_probs = s_rel.softmax(-1).gather(-1, labels.unsqueeze(-1)).squeeze(-1)  # (batch, 1 + n)
-                columns = self.annotate(x, batch["word_mask"], [sentences[i].forms for i in idx])
+                columns = self.annotate(x, batch["word_mask"], [sentences[i].forms for i in idx], opts)
                 arc_scores = s_arc.double().cpu().numpy()  # (batch, 1 + n, 1 + n) [dependent, head]
                 label_p = label_probs.double().cpu().numpy()  # (batch, 1 + n)
                 for row, i in enumerate(idx):

@@ -1,6 +1,8 @@
 """The catalogue of shipped models: ``spandep.load("en")``, ``spandep parse --model en``, ``spandep models``.
 
-``resources/catalogue.json`` names each shipped model once: its folder under ``resources/``, language and treebank.
+``resources/catalogue.json`` names each shipped model once: its folder under ``resources/``, language and treebank,
+and for a folder trained on several treebanks the one the name parses as (``model_treebank``: several names can
+share one folder, each loading it with its own treebank and tokenizer).
 Everything else is read from the folder itself: the base encoder from ``config.json``, the size from its files,
 and the measured accuracy and speed from ``card.json`` (written from a benchmark result by
 ``benchmarks/scripts/model_card.py``, never by hand; no card: no figures). A line whose folder is not installed is
@@ -11,11 +13,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from spandep.errors import ModelError
+from spandep.inference import InferenceOptions
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 CATALOGUE_FILE = RESOURCES / "catalogue.json"
@@ -23,14 +26,32 @@ CARD_FILE = "card.json"
 
 
 @dataclass(frozen=True)
+class ModelChoice:
+    """A model to load: its ``folder`` and, for a shipped name of a multi-treebank model, the ``treebank`` it parses
+    as (``None``: the options say, or the model has one)."""
+
+    folder: Path
+    treebank: str | None = None
+
+    def options(self, options: InferenceOptions) -> InferenceOptions:
+        """``options`` with this choice's treebank where they name none."""
+        return options if self.treebank is None or options.treebank is not None else replace(options, treebank=self.treebank)
+
+
+@dataclass(frozen=True)
 class ShippedModel:
-    """One catalogue line: ``name`` → ``folder`` (absolute), with its language, treebank and a short note."""
+    """One catalogue line: ``name`` → ``folder`` (absolute), with its language, treebank and a short note, and
+    ``model_treebank``: the treebank to parse as in a folder trained on several (``None``: one)."""
 
     name: str
     folder: Path
     language: str
     treebank: str
     note: str = ""
+    model_treebank: str | None = None
+
+    def choice(self) -> ModelChoice:
+        return ModelChoice(self.folder, self.model_treebank)
 
     def installed(self) -> bool:
         """Whether the folder is a model here (a line may come before its folder)."""
@@ -61,7 +82,10 @@ def read_catalogue() -> tuple[str, dict[str, ShippedModel]]:
     try:
         data = json.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))
         models = {
-            name: ShippedModel(name, (CATALOGUE_FILE.parent / line["folder"]).resolve(), line["language"], line["treebank"], line.get("note", ""))
+            name: ShippedModel(
+                name, (CATALOGUE_FILE.parent / line["folder"]).resolve(), line["language"], line["treebank"], line.get("note", ""),
+                line.get("model_treebank"),
+            )
             for name, line in data["models"].items()
         }
         return str(data["default"]), models
@@ -80,17 +104,17 @@ def default_model() -> ShippedModel:
     return models[name]
 
 
-def model_folder(name_or_path: str | os.PathLike[str]) -> Path:
-    """A shipped model's folder by name, else the path given. A name takes precedence over a folder of that name in
-    the working directory (write ``./en`` for that); a bare word that is neither is a ``ModelError`` listing the
-    names."""
+def model_choice(name_or_path: str | os.PathLike[str]) -> ModelChoice:
+    """A shipped model's folder (and treebank) by name, else the path given. A name takes precedence over a folder of
+    that name in the working directory (write ``./en`` for that); a bare word that is neither is a ``ModelError``
+    listing the names."""
     text = str(name_or_path)
     shipped = {m.name: m for m in shipped_models()}
     if text in shipped:
-        return shipped[text].folder
+        return shipped[text].choice()
     path = Path(text).expanduser()
     if path.exists() or os.sep in text or "/" in text:
-        return path
+        return ModelChoice(path)
     raise ModelError(
         f"{text!r} is neither a shipped model ({', '.join(shipped) or 'none installed'}) nor a model folder; "
         "`spandep models` lists the shipped models"

@@ -23,8 +23,9 @@ from spandep.errors import ModelError, OptionError
 from spandep.inference import InferenceOptions
 from spandep.models import ENCODER_ASSETS, PARSERS, Parser, build_model
 from spandep.models.confidence import Calibration
-from spandep.pipeline.catalogue import default_model, model_folder
-from spandep.tokenization.text import TOKENIZER_FOLDER
+from spandep.pipeline.catalogue import ModelChoice, default_model, model_choice
+from spandep.tokenization.text import TOKENIZER_FOLDER, tokenizer_folder
+from spandep.tokenization.text import treebank_tokenizers as own_tokenizers
 from spandep.pipeline.int8 import dequantize, dynamic_int8, quantize
 from spandep.registry import UnknownNameError
 
@@ -33,14 +34,20 @@ CHOICE_FILE = "inference_choice.json"  # beside a model whose settings were chos
 
 
 def resolve_model_dir(model: str | Path | None) -> Path:
-    """The model folder to use: a shipped model's name (``en``, ``spandep models``) or a folder; none given:
-    ``$SPANDEP_MODEL`` (either), else the default shipped model. ``ModelError`` for a bare word that is neither."""
+    """The model folder to use (:func:`resolve_model`'s)."""
+    return resolve_model(model).folder
+
+
+def resolve_model(model: str | Path | None) -> ModelChoice:
+    """The model to use: a shipped model's name (``en``, ``spandep models``; its folder and, in a folder of several
+    treebanks, the name's treebank) or a folder; none given: ``$SPANDEP_MODEL`` (either), else the default shipped
+    model. ``ModelError`` for a bare word that is neither."""
     choice = model or os.environ.get("SPANDEP_MODEL")
     if choice:
-        return model_folder(choice)
+        return model_choice(choice)
     default = default_model()
     if default.installed():
-        return default.folder
+        return default.choice()
     raise ModelError("no model given and no default model installed: pass --model DIR (a folder written by `spandep train`)")
 
 
@@ -73,11 +80,13 @@ def save_model(
     compact: bool = False,
     int8: bool = False,
     tokenizer: Path | None = None,
+    treebank_tokenizers: dict[str, Path] | None = None,
 ) -> None:
     """Write the model folder atomically: built in a temporary sibling, then swapped into place.
 
     ``tokenizer``: a trained tokenizer folder copied in as ``tokenizer/`` (raw text); without it, the folder's own
-    ``tokenizer/`` is kept when the folder is written again.
+    ``tokenizer/`` is kept when the folder is written again. ``treebank_tokenizers``: a model of several treebanks'
+    tokenizers by treebank, copied in as ``tokenizers/<treebank>/``; without them, the folder's own are kept.
 
     ``compact`` stores floating-point weights in float16 and leaves out frozen pretrained weights, which are
     taken from the encoder's installed base package at load time (a small shippable model); ``int8`` (with
@@ -118,6 +127,8 @@ def save_model(
         tokenizer = tokenizer or (directory / TOKENIZER_FOLDER if (directory / TOKENIZER_FOLDER).is_dir() else None)
         if tokenizer is not None:
             shutil.copytree(tokenizer, tmp / TOKENIZER_FOLDER)
+        for name, folder in (treebank_tokenizers or own_tokenizers(directory)).items():
+            shutil.copytree(folder, tokenizer_folder(tmp, name))
         (tmp / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         usual_permissions(tmp)
         old = directory.with_name(directory.name + ".old")

@@ -23,15 +23,17 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from spandep.data.sentence import Sentence, Token
 
 __all__ = [
-    "BLOCK_CHARS", "EMOJI_MODIFIERS", "TOKENIZER_FOLDER", "LINE_BREAKS", "TokenSpan", "Tokenizer", "build_sentence", "comment_text",
-    "lines", "paragraphs", "token_ranges",
+    "BLOCK_CHARS", "EMOJI_MODIFIERS", "TOKENIZER_FOLDER", "TREEBANK_TOKENIZERS", "LINE_BREAKS", "TokenSpan", "Tokenizer",
+    "build_sentence", "comment_text", "lines", "paragraphs", "token_ranges", "tokenizer_folder", "treebank_tokenizers",
 ]
 
 TOKENIZER_FOLDER = "tokenizer"  # a model folder's trained tokenizer, if it has one
+TREEBANK_TOKENIZERS = "tokenizers"  # a multi-treebank model folder's trained tokenizers, tokenizers/<treebank>/
 EMOJI_MODIFIERS = "\U0001f3fb-\U0001f3ff"  # skin tones: they stay with the emoji before them (a regex range)
 LINE_BREAKS = "\n\x0b\x0c\r\x1c\x1d\x1e\x85\u2028\u2029"  # the characters str.splitlines breaks at
 _TO_SPACE = str.maketrans({c: " " for c in LINE_BREAKS + "\t"})
@@ -40,6 +42,18 @@ _PARAGRAPH_BREAK = re.compile(f"(?:[^\\S{LINE_BREAKS}]*{_BREAK}){{2,}}\\s*|\\s*\
 _LINE_BREAK = re.compile(f"{_BREAK}|\u2029")
 _NON_WS = re.compile(r"\S")
 _TOKEN_RANGE = re.compile(r"(?:^|\|)TokenRange=([0-9]+):([0-9]+)(?:\||$)")
+
+
+def tokenizer_folder(model: Path, treebank: str | None = None) -> Path:
+    """Where a model folder keeps its trained tokenizer: ``tokenizer/``, or for ``treebank`` of a model trained on
+    several, ``tokenizers/<treebank>/`` (it holds one where it has a ``config.json``)."""
+    return model / TOKENIZER_FOLDER if treebank is None else model / TREEBANK_TOKENIZERS / treebank
+
+
+def treebank_tokenizers(model: Path) -> dict[str, Path]:
+    """The trained tokenizers of a multi-treebank model folder, by treebank (``{}``: none)."""
+    root = model / TREEBANK_TOKENIZERS
+    return {f.name: f for f in sorted(root.iterdir()) if (f / "config.json").is_file()} if root.is_dir() else {}
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from spandep.errors import ModelError
 from spandep.tokenization.model import CLASSES, CharTagger, CharVocab, NetConfig
 from spandep.tokenization.mwt import MwtLexicon
 from spandep.tokenization.rules import RuleTokenizer
-from spandep.tokenization.text import EMOJI_MODIFIERS, TOKENIZER_FOLDER, Paragraph, SentenceSpans, Tokenizer, TokenSpan
+from spandep.tokenization.text import EMOJI_MODIFIERS, TOKENIZER_FOLDER, Paragraph, SentenceSpans, Tokenizer, TokenSpan, tokenizer_folder
 
 __all__ = ["FORMAT", "Thresholds", "TrainedTokenizer", "load_tokenizer", "tokenizer_for"]
 
@@ -210,7 +210,8 @@ def load_tokenizer(path: str | Path) -> TrainedTokenizer:
     return TrainedTokenizer(vocab, net, lexicon, thresholds, config["mwt_decision"], config["window"], config["context"])
 
 
-def tokenizer_for(model: str | Path) -> Tokenizer:
-    """The tokenizer of a parser's model folder: its trained ``tokenizer/`` where it has one, else the rule fallback."""
-    folder = Path(model) / TOKENIZER_FOLDER
+def tokenizer_for(model: str | Path, treebank: str | None = None) -> Tokenizer:
+    """The tokenizer of a parser's model folder: its trained ``tokenizer/`` (for ``treebank`` of a model trained on
+    several, ``tokenizers/<treebank>/``) where it has one, else the rule fallback."""
+    folder = tokenizer_folder(Path(model), treebank)
     return load_tokenizer(folder) if (folder / "config.json").is_file() else RuleTokenizer()

@@ -21,9 +21,13 @@ from spandep.inference import InferenceOptions
 from spandep.models import PARSERS
 from spandep.models.heads import HEADS
 from spandep.registry import UnknownNameError, merged
+from spandep.training.treebanks import treebanks_problem
 
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "data": {"train": None, "dev": None, "format": "conllu", "max_train_sentences": 0, "tokenizer": None},
+    "data": {
+        "train": None, "dev": None, "format": "conllu", "max_train_sentences": 0, "tokenizer": None,
+        "treebanks": None, "sampling_exponent": 1.0,  # several treebanks (training/treebanks.py); dropped for one
+    },
     "training": {
         "output": None,
         "epochs": 10,
@@ -45,7 +49,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 _RATE = Range(0, integer=False)  # a finite number ≥ 0
 _ABOVE_ZERO = Range(0, integer=False, open_low=True)
 NUMBERS: dict[str, dict[str, Range]] = {  # what each number of [data] and [training] allows
-    "data": {"max_train_sentences": Range(0)},
+    "data": {"max_train_sentences": Range(0), "sampling_exponent": _RATE},
     "training": {
         "epochs": Range(1), "batch_tokens": Range(1), "eval_batch_tokens": Range(1), "lr": _ABOVE_ZERO,
         "encoder_lr": _RATE, "weight_decay": _RATE, "warmup": Range(0, 1, integer=False), "clip": _ABOVE_ZERO,
@@ -54,10 +58,13 @@ NUMBERS: dict[str, dict[str, Range]] = {  # what each number of [data] and [trai
 }
 TYPED = {"encoder": ("transformer", ENCODERS), "model": ("biaffine", PARSERS)}  # table: (default type, registry)
 TABLES = (*DEFAULTS, *TYPED, "heads", "inference")
+MULTI_ONLY = {"data": ("treebanks", "sampling_exponent"), "model": ("treebank_dim",)}  # keys of several treebanks
+TREEBANK_DIM = 16  # [model] treebank_dim when not given
 
 
 def _read_toml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
-    """One config file as a dict, with its `base = "other.toml"` (relative to this file) read first and merged under it.
+    """One config file as a dict, with its `base = "other.toml"` (relative to this file) read first and merged under it;
+    `base = ["a.toml", "b.toml"]` merges them in that order, each over the one before, then this file over them.
 
     A base lets a family of runs (an ablation grid) state only what differs; the merged config is what is saved next
     to the model, so a trained model never depends on the base file.
@@ -72,13 +79,17 @@ def _read_toml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     base = raw.pop("base", None)
     if base is None:
         return raw
-    if not isinstance(base, str):
-        raise InputFormatError(str(path), 0, f"base must be a path to another config file, not {base!r}")
+    bases = base if isinstance(base, list) and base else [base]
+    if not all(isinstance(b, str) for b in bases):
+        raise InputFormatError(str(path), 0, f"base must be a path to another config file (or a list of them), not {base!r}")
     chain = (*chain, path.resolve())  # the files being read, this one last
-    base_path = (path.parent / base).resolve()
-    if base_path in chain:
-        raise InputFormatError(str(path), 0, f"base {base!r} forms a cycle: a config cannot be its own base, directly or through others")
-    return merged(_read_toml(base_path, chain), raw)
+    under: dict[str, Any] = {}
+    for name in bases:
+        base_path = (path.parent / name).resolve()
+        if base_path in chain:
+            raise InputFormatError(str(path), 0, f"base {name!r} forms a cycle: a config cannot be its own base, directly or through others")
+        under = merged(under, _read_toml(base_path, chain))
+    return merged(under, raw)
 
 
 def _value_problems(cfg: dict[str, dict[str, Any]]) -> Iterator[tuple[str, str, str | None]]:
@@ -90,6 +101,8 @@ def _value_problems(cfg: dict[str, dict[str, Any]]) -> Iterator[tuple[str, str, 
     for section, key in (("data", "train"), ("data", "dev"), ("data", "tokenizer"), ("training", "output")):
         if not isinstance(cfg[section][key], (str, type(None))):
             yield section, key, f"[{section}] {key} must be a path in quotes, not {cfg[section][key]!r}"
+    if cfg["data"]["treebanks"] is not None:
+        yield "data", "treebanks", treebanks_problem(cfg["data"]["treebanks"])
     if cfg["data"]["format"] not in FORMATS:
         yield "data", "format", f"[data] format must be {' or '.join(FORMATS)}, not {cfg['data']['format']!r}"
     betas, beta = cfg["training"]["betas"], Range(0, 1, integer=False, open_high=True)
@@ -184,8 +197,9 @@ def load_config(path: str | Path, overrides: dict[str, dict[str, Any]] | None = 
     for section, key, problem in _value_problems(cfg):
         if problem:
             raise _value_error(path, section, key, problem)
+    treebank_dim = raw.get("model", {}).get("treebank_dim", TREEBANK_DIM)
     for section in TYPED:
-        cfg[section] = _typed_table(path, section, raw.get(section, {}))
+        cfg[section] = _typed_table(path, section, {k: v for k, v in raw.get(section, {}).items() if k not in MULTI_ONLY.get(section, ())})
     cfg["heads"] = _heads(path, raw.get("heads", {}))
     inference = dict(raw.get("inference", {}))
     try:
@@ -199,15 +213,51 @@ def load_config(path: str | Path, overrides: dict[str, dict[str, Any]] | None = 
             f"{cfg['model']['type']!r}; it takes {', '.join(known)}"
         )
     cfg["inference"] = inference
-    for section, key in (("data", "train"), ("data", "dev"), ("training", "output")):
-        if not cfg[section][key]:
-            raise InputFormatError(str(path), 0, f"[{section}] {key} is required")
-        cfg[section][key] = str(Path(cfg[section][key]).expanduser().resolve())
-    if cfg["data"]["tokenizer"]:
-        tokenizer = Path(cfg["data"]["tokenizer"]).expanduser().resolve()
+    if cfg["data"]["treebanks"] is None:
+        _one_treebank(path, cfg, raw)
+    else:
+        _several_treebanks(path, cfg, treebank_dim)
+    if not cfg["training"]["output"]:
+        raise InputFormatError(str(path), 0, "[training] output is required")
+    cfg["training"]["output"] = str(Path(cfg["training"]["output"]).expanduser().resolve())
+    return cfg
+
+
+def _paths(path: Path, table: dict[str, Any], where: str) -> None:
+    """``table``'s ``train`` and ``dev`` (required) and ``tokenizer`` (a tokenizer folder, optional) made absolute."""
+    for key in ("train", "dev"):
+        if not table.get(key):
+            raise InputFormatError(str(path), 0, f"{where} {key} is required")
+        table[key] = str(Path(table[key]).expanduser().resolve())
+    if table.get("tokenizer"):
+        tokenizer = Path(table["tokenizer"]).expanduser().resolve()
         if not (tokenizer / "config.json").is_file():
             raise InputFormatError(
-                str(path), 0, f"[data] tokenizer {tokenizer} is not a tokenizer folder (spandep train-tokenizer writes RUN/tokenizer)"
+                str(path), 0, f"{where} tokenizer {tokenizer} is not a tokenizer folder (spandep train-tokenizer writes RUN/tokenizer)"
             )
-        cfg["data"]["tokenizer"] = str(tokenizer)
-    return cfg
+        table["tokenizer"] = str(tokenizer)
+
+
+def _one_treebank(path: Path, cfg: dict[str, dict[str, Any]], raw: dict[str, Any]) -> None:
+    """``[data] train`` and ``dev``: the keys of several treebanks are refused and left out of the saved config."""
+    for section, keys in MULTI_ONLY.items():
+        given = sorted(set(raw.get(section, {})) & set(keys))
+        if given:
+            raise InputFormatError(str(path), 0, f"[{section}] {', '.join(given)} apply to several treebanks: give [data] treebanks or leave them out")
+        for key in keys:
+            cfg[section].pop(key, None)
+    _paths(path, cfg["data"], "[data]")
+
+
+def _several_treebanks(path: Path, cfg: dict[str, dict[str, Any]], treebank_dim: int) -> None:
+    """``[data] treebanks``: each one's paths, no ``[data] train``, ``dev`` or ``tokenizer``, ``[model] treebank_dim``."""
+    given = [key for key in ("train", "dev", "tokenizer") if cfg["data"][key]]
+    if given:
+        raise InputFormatError(str(path), 0, f"[data] {', '.join(given)}: with [data] treebanks, give them in each treebank's table")
+    problem = Range(0).problem("[model] treebank_dim", treebank_dim)
+    if problem:
+        raise _value_error(path, "model", "treebank_dim", problem)
+    cfg["data"]["treebanks"] = [dict(t) for t in cfg["data"]["treebanks"]]
+    for table in cfg["data"]["treebanks"]:
+        _paths(path, table, f"[data] treebanks: {table['name']}'s")
+    cfg["model"]["treebank_dim"] = treebank_dim

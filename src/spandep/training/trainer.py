@@ -7,6 +7,9 @@ Layout of an output folder::
     output/config.json   the resolved training config
     output/train.log     one line per epoch (also printed)
     output/train.lock    held while a process trains into the folder (one writer at a time)
+
+Several treebanks (``[data] treebanks``, ``training/treebanks.py``): one model over all of them, mixed batches,
+each treebank's dev figures per epoch and the best epoch chosen on their macro average.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from spandep.pipeline.model_io import resolve_device, save_model
 from spandep.pipeline.predict import with_tree
 from spandep.training.checkpoint import load_checkpoint, run_lock, save_checkpoint
 from spandep.training.config import check_resources
+from spandep.training.treebanks import epoch_sentences, macro_scores, treebank_files
 
 log = logging.getLogger("spandep.train")
 
@@ -83,24 +87,45 @@ class Trainer:
             torch.set_num_threads(tr["threads"])
         seed_everything(tr["seed"])
         data = cfg["data"]
-        self.train = read_treebank(data["train"], data["format"], data["max_train_sentences"])
-        self.dev = read_treebank(data["dev"], data["format"])
+        self.treebanks = treebank_files(cfg)
+        trains = {t.name: read_treebank(t.train, data["format"], data["max_train_sentences"]) for t in self.treebanks}
+        self.devs = {t.name: read_treebank(t.dev, data["format"]) for t in self.treebanks}
+        self.train = [s for part in trains.values() for s in part]
         self.device = resolve_device(tr["device"])
-        self.model = build_model(config_from_data(cfg, self.train)).to(self.device)
-        self.train_feats = [self.model.training_features(s) for s in tqdm(self.train, desc="featurise train", leave=False)]
+        several = trains if self.treebanks[0].name is not None else None
+        self.model = build_model(config_from_data(cfg, self.train, several)).to(self.device)  # type: ignore[arg-type]
+        names = [name for name, part in trains.items() for _ in part]
+        self.train_feats = [self.model.training_features(s, name) for s, name in tqdm(list(zip(self.train, names)), desc="featurise train", leave=False)]
         self.lengths = [batch_cost(f) for f in self.train_feats]
-        self.batches_per_epoch = len(token_batches(self.lengths, tr["batch_tokens"]))
-        self.total_steps = self.batches_per_epoch * tr["epochs"]
+        self.sizes = [len(part) for part in trains.values()]
+        counts = [len(self.epoch_batches(epoch)) for epoch in range(tr["epochs"])]
+        self.batches_per_epoch, self.total_steps = counts[0], sum(counts)
         self.optimizer = build_optimizer(self.model, cfg)
+
+    def epoch_batches(self, epoch: int) -> list[list[int]]:
+        """The batches of an epoch (training sentence indices): all sentences, or with ``[data] sampling_exponent``
+        each treebank's share (``training/treebanks.py``), length-bucketed and shuffled by the epoch's seed."""
+        tr, seed = self.cfg["training"], self.cfg["training"]["seed"] * 1000 + epoch
+        exponent = self.cfg["data"].get("sampling_exponent", 1.0)
+        if exponent == 1.0:
+            return token_batches(self.lengths, tr["batch_tokens"], shuffle=True, seed=seed)
+        chosen = epoch_sentences(self.sizes, exponent, seed)
+        batches = token_batches([self.lengths[i] for i in chosen], tr["batch_tokens"], shuffle=True, seed=seed)
+        return [[chosen[j] for j in batch] for batch in batches]
 
     def _batch(self, idx: list[int]) -> dict[str, Any]:
         """The training batch of the sentences ``idx``."""
         return self.model.training_batch([self.train_feats[i] for i in idx], self.device)
 
     def evaluate_dev(self) -> dict[str, float]:
-        parses = self.model.parse(self.dev, InferenceOptions(batch_tokens=self.cfg["training"]["eval_batch_tokens"]))
-        pred = [with_tree(s, p) for s, p in zip(self.dev, parses)]
-        r = evaluate(self.dev, pred)
+        """The dev figures (``METRICS``); for several treebanks their macro averages, then each one's."""
+        scores = {name: self._dev_scores(name, dev) for name, dev in self.devs.items()}
+        return scores[None] if None in scores else macro_scores(scores)  # type: ignore[arg-type]
+
+    def _dev_scores(self, treebank: str | None, dev: list[Sentence]) -> dict[str, float]:
+        parses = self.model.parse(dev, InferenceOptions(batch_tokens=self.cfg["training"]["eval_batch_tokens"], treebank=treebank))
+        pred = [with_tree(s, p) for s, p in zip(dev, parses)]
+        r = evaluate(dev, pred)
         return {"UAS": r.uas or 0.0, "LAS": r.las or 0.0, "UAS_nopunct": r.uas_no_punct or 0.0, "LAS_nopunct": r.las_no_punct or 0.0}
 
     def run(self) -> dict[str, Any]:
@@ -118,11 +143,14 @@ class Trainer:
         }
         if state["step"]:
             log.info("resuming from step %d (epoch %d, batch %d)", state["step"], state["epoch"] + 1, state["batch"])
+        elif len(self.devs) > 1:
+            self._log(f"dev: {len(self.devs)} treebanks ({', '.join(map(str, self.devs))}); UAS, LAS and their _nopunct are "
+                      "macro averages over them, and the best epoch is the one with the best macro-average LAS_nopunct")
         started = time.time() - state["train_seconds"]
         self.model.train()
         while state["epoch"] < tr["epochs"] and state["bad_epochs"] < tr["patience"]:
             epoch = state["epoch"]
-            batches = token_batches(self.lengths, tr["batch_tokens"], shuffle=True, seed=tr["seed"] * 1000 + epoch)
+            batches = self.epoch_batches(epoch)
             bar = tqdm(total=len(batches), initial=state["batch"], desc=f"epoch {epoch + 1}/{tr['epochs']}", leave=False)
             running = 0.0
             for b in range(state["batch"], len(batches)):
@@ -143,22 +171,26 @@ class Trainer:
             if improved:
                 state["best"] = {"key": list(key), "epoch": epoch + 1, **scores}
                 state["bad_epochs"] = 0
-                tokenizer = self.cfg["data"]["tokenizer"]
                 training = {"config": self.cfg, "epoch": epoch + 1, "dev": scores}
-                save_model(self.model, self.out / "model", training, tokenizer=Path(tokenizer) if tokenizer else None)
+                tokenizer = self.cfg["data"]["tokenizer"]
+                own = {t.name: Path(t.tokenizer) for t in self.treebanks if t.name is not None and t.tokenizer}  # several treebanks' own
+                save_model(self.model, self.out / "model", training, tokenizer=Path(tokenizer) if tokenizer else None, treebank_tokenizers=own)
             else:
                 state["bad_epochs"] += 1
             state["train_seconds"] = time.time() - started
             entry = {"epoch": epoch + 1, "step": state["step"], "minutes": round(state["train_seconds"] / 60, 2), "loss": round(running, 4), **scores}
             state["history"].append(entry)
-            line = " ".join(f"{k}={v}" for k, v in entry.items()) + (" *best*" if improved else "")
-            log.info(line)
-            with open(self.out / "train.log", "a", encoding="utf-8") as fh:
-                fh.write(line + "\n")
+            self._log(" ".join(f"{k}={v}" for k, v in entry.items()) + (" *best*" if improved else ""))
             state["epoch"] += 1
             state["batch"] = 0
             save_checkpoint(ckpt_dir, self.model, self.optimizer, state)
         return state
+
+    def _log(self, line: str) -> None:
+        """``line`` to the log and to ``train.log``."""
+        log.info(line)
+        with open(self.out / "train.log", "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
 
     def _step(self, batch: dict[str, Any], step: int) -> float:
         tr = self.cfg["training"]

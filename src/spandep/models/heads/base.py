@@ -12,7 +12,7 @@ docs/design.md, "Output heads", has the measurements.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -26,6 +26,7 @@ from torch import nn
 from spandep.data.sentence import Sentence
 from spandep.data.vocab import build_vocab
 from spandep.models.layers import MLP
+from spandep.models.treebanks import restrict
 
 IGNORE = -100  # gold id of words whose value is unknown ("_") or outside the head's classes: ignored by the loss
 SHAPES = ("<pad>", "lower", "Title", "UPPER", "miXed", "uncased")  # casing classes; 0 pads ROOT and padding
@@ -98,6 +99,16 @@ class OutputHead(nn.Module):
         """Build over word vectors of width ``n_in`` from a config (``config_from_data`` or ``export_config``)."""
         return cls(n_in, **config)
 
+    @classmethod
+    def classes(cls, train: Sequence[Sentence]) -> set[str]:
+        """The classes the sentences ``train`` have (one treebank's, for its mask: ``models/treebanks.py``)."""
+        raise NotImplementedError
+
+    @classmethod
+    def class_names(cls, config: dict[str, Any]) -> list[str]:
+        """The classes of a head built from ``config``, in id order."""
+        raise NotImplementedError
+
     def export_config(self) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -109,8 +120,9 @@ class OutputHead(nn.Module):
         """Training loss from a batch's inputs and gold ids ``(batch, 1 + n)``."""
         raise NotImplementedError
 
-    def predict(self, inputs: HeadInput) -> list[list[str]]:
-        """The column's value for each word ``1..n`` of each sentence."""
+    def predict(self, inputs: HeadInput, allowed: torch.Tensor | None = None) -> list[list[str]]:
+        """The column's value for each word ``1..n`` of each sentence, from the classes ``allowed (classes,)``
+        (``None``: all)."""
         raise NotImplementedError
 
 
@@ -151,12 +163,25 @@ class ClassifierHead(OutputHead):
         return tag
 
     @classmethod
+    def _known(cls, train: Sequence[Sentence]) -> Iterator[str]:
+        """The class of every word of ``train`` whose class is known."""
+        return (c for s in train for w in s.words if (c := cls.gold_class(w.form, getattr(w, cls.column))) != "_")
+
+    @classmethod
     def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
         """The classes are every known class of the training data; ``ValueError`` when it has none."""
-        tags = build_vocab(c for s in train for w in s.words if (c := cls.gold_class(w.form, getattr(w, cls.column))) != "_")
+        tags = build_vocab(cls._known(train))
         if not tags:
             raise ValueError(f"the training data has no {cls.column.upper()} column: leave out [heads.{cls.name}]")
         return {"tags": tags, **settings}
+
+    @classmethod
+    def classes(cls, train: Sequence[Sentence]) -> set[str]:
+        return set(cls._known(train))
+
+    @classmethod
+    def class_names(cls, config: dict[str, Any]) -> list[str]:
+        return list(config["tags"])
 
     def export_config(self) -> dict[str, Any]:
         return dict(self.hparams)
@@ -183,7 +208,7 @@ class ClassifierHead(OutputHead):
             return scores.sum() * 0.0
         return F.cross_entropy(scores.flatten(0, 1), gold.flatten(), ignore_index=IGNORE)
 
-    def predict(self, inputs: HeadInput) -> list[list[str]]:
-        """Best class of each word ``1..n`` of each sentence, as the column's value for its form."""
-        best = self(inputs).argmax(-1).masked_fill(~inputs.word_mask, 0).tolist()  # (batch, 1 + n)
+    def predict(self, inputs: HeadInput, allowed: torch.Tensor | None = None) -> list[list[str]]:
+        """Best class (of those ``allowed``) of each word ``1..n`` of each sentence, as the column's value for its form."""
+        best = restrict(self(inputs), allowed).argmax(-1).masked_fill(~inputs.word_mask, 0).tolist()  # (batch, 1 + n)
         return [[self.value(self.tags[i], form) for i, form in zip(row[1:], forms)] for row, forms in zip(best, inputs.forms)]

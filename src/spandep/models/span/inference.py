@@ -49,6 +49,7 @@ from spandep.models.span.candidates import candidate_queries, groups, link_head_
 from spandep.models.span.labels import LabelStates, LabelTable, LinkLabels, read_labels
 from spandep.models.span.linking import LinkScorer, link_from_tables
 from spandep.models.span.proposal import SpanProposal, topk_spans
+from spandep.models.treebanks import LABELS, restrict
 
 if TYPE_CHECKING:
     from spandep.models.span.parser import SpanParser
@@ -71,6 +72,7 @@ class WordScores:
     rel_dep: torch.Tensor  # (1 + n, rel_mlp)
     rel_head: torch.Tensor  # (1 + n, rel_mlp)
     scorer: BiaffineScorer
+    allowed: torch.Tensor | None = None  # (labels,): the labels a parse may give; None: all
 
     def link_term(self, cands: SpanCandidates) -> np.ndarray:
         """``(S, S)`` ``[parent, child]``: the head log-prob of the child's root attached to the parent's root; 0 in
@@ -85,7 +87,7 @@ class WordScores:
             device = next(self.scorer.parameters()).device
             at = torch.as_tensor(heads, dtype=torch.long, device=device).unsqueeze(0)  # (1, 1 + n)
             reps = (self.rel_dep.to(device).unsqueeze(0), self.rel_head.to(device).unsqueeze(0))  # 2 × (1, 1 + n, rel_mlp)
-            scores = self.scorer.label_scores(reps, at)  # (1, 1 + n, labels)
+            scores = restrict(self.scorer.label_scores(reps, at), self.allowed)  # (1, 1 + n, labels)
         ids = scores[0, 1:].argmax(-1)  # (n,)
         probs = scores[0, 1:].softmax(-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)  # (n,)
         return ids.cpu().numpy(), probs.double().cpu().numpy()
@@ -145,16 +147,18 @@ class _Queries:
 
 
 # ----------------------------------------------------------------------------------------- stage 1: propose
-def propose(model: SpanParser, sentences: Sequence[Sentence], k: int, batch_tokens: int) -> dict[int, Proposed]:
-    """Encoder, span proposal, output heads and word scorer over every non-empty sentence (by index)."""
-    enc, linker, device = model.encoder, model.linker, model.device()
+def propose(model: SpanParser, sentences: Sequence[Sentence], options: InferenceOptions) -> dict[int, Proposed]:
+    """Encoder, span proposal, output heads and word scorer over every non-empty sentence (by index), with ``k``
+    spans per word, ``batch_tokens`` and, in a multi-treebank model, the ``treebank`` of ``options``."""
+    enc, linker, k = model.encoder, model.linker, int(options.k or 1)
+    allowed = model.allowed(LABELS, options)
     todo = [i for i, s in enumerate(sentences) if len(s) > 0]
     feats = {i: sentence_features(enc, sentences[i].forms, sentences[i].upos) for i in todo}
     proposed: dict[int, Proposed] = {}
-    for batch_ids in token_batches([batch_cost(feats[i]) for i in todo], batch_tokens):
+    for batch_ids in token_batches([batch_cost(feats[i]) for i in todo], options.batch_tokens):
         idx = [todo[j] for j in batch_ids]
-        batch = {key: v.to(device) for key, v in enc.collate([feats[i] for i in idx]).items()}
-        x = enc(batch)  # (batch, 1 + n, d)
+        batch = model.inference_batch([feats[i] for i in idx], options)
+        x = model.word_vectors(batch)  # (batch, 1 + n, width)
         s_start, s_end = model.proposal(x, batch["word_mask"])  # (batch, 1 + n, 1 + n) each
         start_lp, end_lp = SpanProposal.log_probs(s_start, s_end)  # (batch, 1 + n, 1 + n) each
         lengths = [len(sentences[i]) for i in idx]
@@ -165,12 +169,12 @@ def propose(model: SpanParser, sentences: Sequence[Sentence], k: int, batch_toke
             s_arc, (rel_dep, rel_head) = model.word_scorer.score(x, batch["word_mask"])  # (batch, 1 + n, 1 + n)
             word_arc = s_arc.float().log_softmax(-1).cpu().numpy().astype(np.float64)  # (batch, 1 + n, 1 + n)
             rel_dep, rel_head = rel_dep.cpu(), rel_head.cpu()  # (batch, 1 + n, rel_mlp) each
-        columns = model.annotate(x, batch["word_mask"], [sentences[i].forms for i in idx])
+        columns = model.annotate(x, batch["word_mask"], [sentences[i].forms for i in idx], options)
         for row, i in enumerate(idx):
             m = lengths[row] + 1
             words = None
             if word_arc is not None:
-                words = WordScores(word_arc[row, :m, :m], rel_dep[row, :m], rel_head[row, :m], model.word_scorer)  # type: ignore[arg-type]
+                words = WordScores(word_arc[row, :m, :m], rel_dep[row, :m], rel_head[row, :m], model.word_scorer, allowed)  # type: ignore[arg-type]
             state = linker.prepare(sentences[i].forms, sentences[i].upos, x[row, :m]) if linker.needs_word_vectors else None
             proposed[i] = Proposed(m - 1, start_np[row, :m, :m], end_np[row, :m, :m], spans[row], columns[row], words, state)
     return proposed
@@ -185,10 +189,12 @@ def _run_queries(
     retrieve: bool,
     keep_states: bool,
     mutual: bool,
+    allowed: torch.Tensor | None,
 ) -> dict[tuple[int, int], tuple[int, int, int]]:
     """Run the queries ``jobs`` = (sentence, candidate index), storing each query's link tables
     (``LinkScorer.link_tables``, the child side only when ``mutual``) in its sentence's chunks, and with
-    ``keep_states`` its states for :class:`LabelStates`, else its best label at every parent root; returns the
+    ``keep_states`` its states for :class:`LabelStates`, else its best label (of those ``allowed``) at every parent
+    root; returns the
     retrieved parent span of each job when ``retrieve`` (jobs whose argmax parent is ROOT are absent)."""
     device = next(linker.parameters()).device
     found: dict[tuple[int, int], tuple[int, int, int]] = {}
@@ -216,7 +222,7 @@ def _run_queries(
                 by_row["query"] = out.query.cpu()  # (batch, d)
         else:
             roots = torch.arange(out.parent.size(-1), device=device)  # (1 + n,) every context position as a parent root
-            best_lp, best = linker.label_logp(out, roots).max(-1)  # (batch, 1 + n) each
+            best_lp, best = linker.label_logp(out, roots, allowed).max(-1)  # (batch, 1 + n) each
             by_position["labels"], by_position["label_probs"] = best.cpu(), best_lp.exp().cpu()  # (batch, 1 + n) each
         start = 0
         for i, run in groupby(todo, key=itemgetter(0)):  # one slice per run of a sentence's rows, not one per query
@@ -229,9 +235,10 @@ def _run_queries(
     return found
 
 
-def _sentence_output(q: _Queries, linker: LinkScorer) -> tuple[np.ndarray, LinkLabels]:
+def _sentence_output(q: _Queries, linker: LinkScorer, allowed: torch.Tensor | None) -> tuple[np.ndarray, LinkLabels]:
     """The link matrix ``(S, S)`` ``[parent, child]`` of one sentence from its queries' link tables, and what their
-    labels are read from (a :class:`LabelStates` when the queries kept their states, else a :class:`LabelTable`)."""
+    labels are read from (a :class:`LabelStates` of the labels ``allowed`` when the queries kept their states, else
+    a :class:`LabelTable`)."""
     ran = [c for cands, _ in q.chunks for c in cands]  # candidate of each output row
     if len(ran) != q.cands.size:
         raise AssertionError(f"{len(ran)} query outputs for {q.cands.size} candidates")
@@ -246,7 +253,7 @@ def _sentence_output(q: _Queries, linker: LinkScorer) -> tuple[np.ndarray, LinkL
     child = stack("child").numpy() if "child" in first else None  # (S, 3, 1 + n)
     link_matrix = link_from_tables(stack("parent").numpy(), child, q.cands.root, q.cands.start, q.cands.end)  # (S, S)
     if "hidden" in first:
-        return link_matrix, LabelStates(linker, stack("hidden"), stack("query") if "query" in first else None)
+        return link_matrix, LabelStates(linker, stack("hidden"), stack("query") if "query" in first else None, allowed)
     return link_matrix, LabelTable(stack("labels").numpy(), stack("label_probs").double().numpy())
 
 
@@ -272,7 +279,7 @@ def link(
     per id, in order. Each sentence's query outputs are released once it is scored. ``label_states`` keeps each
     query's states and scores labels only at the decoded arcs (:class:`LabelStates`: less compute, more memory);
     otherwise the best label at every parent root is computed now (:class:`LabelTable`)."""
-    linker = model.linker
+    linker, allowed = model.linker, model.allowed(LABELS, options)
     queries: dict[int, _Queries] = {}
     scored = {i: ScoredSentence(n=len(sentences[i])) for i in ids}
     for i in ids:
@@ -290,7 +297,7 @@ def link(
     jobs = [(i, c) for i, q in queries.items() for c in range(q.cands.size)]
     mutual = bool(options.mutual)
     do_retrieve = bool(options.retrieval) and not linker.answer_token  # a token answer has no span to retrieve
-    found = _run_queries(linker, queries, jobs, options.batch_tokens, do_retrieve, label_states, mutual)
+    found = _run_queries(linker, queries, jobs, options.batch_tokens, do_retrieve, label_states, mutual, allowed)
     stats.queries += len(jobs)
 
     if do_retrieve:  # one extra round for the new candidates
@@ -306,11 +313,11 @@ def link(
             stats.retrieved_spans += q.cands.size - old
             extra_jobs.extend((i, c) for c in range(old, q.cands.size))
         if extra_jobs:
-            _run_queries(linker, queries, extra_jobs, options.batch_tokens, False, label_states, mutual)
+            _run_queries(linker, queries, extra_jobs, options.batch_tokens, False, label_states, mutual, allowed)
             stats.queries += len(extra_jobs)
 
     for i, q in queries.items():
-        link_matrix, scored[i].labels = _sentence_output(q, linker)  # (S, S) [parent, child]
+        link_matrix, scored[i].labels = _sentence_output(q, linker, allowed)  # (S, S) [parent, child]
         scored[i].link = link_matrix.astype(np.float64)  # (S, S)
     return [scored[i] for i in ids]
 
@@ -323,7 +330,7 @@ def score_spans(
     t0 = time.perf_counter()
     stats = InferenceStats(sentences=len(sentences))
     with evaluating(model):
-        proposed = propose(model, sentences, int(options.k or 1), options.batch_tokens)
+        proposed = propose(model, sentences, options)
         scored = link(model, sentences, proposed, range(len(sentences)), options, label_states, stats)
     stats.seconds = time.perf_counter() - t0
     return scored, stats
@@ -346,6 +353,7 @@ def decode_scored(
     allow_root_in_span: bool = False,
     arc_weight: float = 0.0,
     label_source: Literal["linker", "word"] = "linker",
+    fallback: Sequence[str] | None = None,
 ) -> tuple[list[Parse], int]:
     """A tree (and the heads' columns) per scored sentence with the span decoder ``decode``, and how many projective
     decodings fell back to the non-projective tree.
@@ -353,9 +361,9 @@ def decode_scored(
     ``arc_weight`` and ``label_source="word"`` use the word scorer's scores (``ValueError`` without them). Sentences
     without link scores (too long for the linker) get the word head's tree (MST over its arcs, its labels) when the
     model has one, else a tree over their span candidates by ``structural_link`` with the fallback labels (``root`` /
-    ``dep``) and no scores. A parse's head scores are its weighted link scores (``candidates.link_head_scores``), or
+    ``dep``, of the labels ``fallback`` where given, else of all) and no scores. A parse's head scores are its weighted link scores (``candidates.link_head_scores``), or
     the word head's arc log-probabilities in its fallback."""
-    root_label, other_label = _fallback_labels(labels)
+    root_label, other_label = _fallback_labels(labels if fallback is None else fallback)
     results: list[Parse] = []
     arcs: list[tuple[int, tuple[LinkLabels, np.ndarray, np.ndarray]]] = []  # (row of results, label request)
     fallbacks = 0
@@ -413,13 +421,13 @@ def parse_spans(model: SpanParser, sentences: Sequence[Sentence], options: Infer
     results: list[Parse] = [Parse([], []) for _ in sentences]
     by_length = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))  # near-uniform query batches
     with evaluating(model):
-        proposed = propose(model, sentences, k, options.batch_tokens)
+        proposed = propose(model, sentences, options)
         for group in groups([len(sentences[i]) for i in by_length], max(1, GROUP_WORDS // k)):
             ids = [by_length[j] for j in group]
             scored = link(model, sentences, proposed, ids, options, True, stats)
             parses, fallbacks = decode_scored(
                 scored, model.labels, decode, float(options.lam or 0.0), model.linker.allow_root_in_span,
-                float(options.arc_weight or 0.0), options.label_source or "linker",  # type: ignore[arg-type]
+                float(options.arc_weight or 0.0), options.label_source or "linker", model.label_names(options),  # type: ignore[arg-type]
             )
             stats.dp_fallbacks += fallbacks
             for i, parse in zip(ids, parses):

@@ -22,6 +22,7 @@ import torch
 
 from spandep.models.layers import evaluating
 from spandep.models.span.linking import LinkScorer
+from spandep.models.treebanks import restrict
 
 __all__ = ["LabelStates", "LabelTable", "LinkLabels", "read_labels"]
 
@@ -46,11 +47,13 @@ class LabelTable:
 
 @dataclass
 class LabelStates:
-    """The linker's ``hidden (S, 1 + n, d)`` and ``query (S, d)`` (or ``None``) states of each candidate's query."""
+    """The linker's ``hidden (S, 1 + n, d)`` and ``query (S, d)`` (or ``None``) states of each candidate's query,
+    and the labels a parse may give ``allowed (labels,)`` (``None``: all)."""
 
     linker: LinkScorer
     hidden: torch.Tensor
     query: torch.Tensor | None
+    allowed: torch.Tensor | None = None
 
     def arcs(self, chosen: np.ndarray, heads: np.ndarray) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The states a label is scored from at each arc: the query's state at the head ``(n, d)`` and the
@@ -61,7 +64,7 @@ class LabelStates:
 
     def rows(self, m: int) -> LabelStates:
         """The first ``m`` candidates only."""
-        return LabelStates(self.linker, self.hidden[:m], None if self.query is None else self.query[:m])
+        return LabelStates(self.linker, self.hidden[:m], None if self.query is None else self.query[:m], self.allowed)
 
 
 LinkLabels = LabelTable | LabelStates
@@ -71,7 +74,8 @@ def read_labels(requests: Sequence[tuple[LinkLabels, np.ndarray, np.ndarray]]) -
     """Label ids and their probabilities ``(n,)`` each at the decoded arcs of many sentences: ``(labels, chosen (n,),
     heads (n,))`` each.
 
-    Table lookups are direct; the arcs of every :class:`LabelStates` (one linker) are scored in a single pass.
+    Table lookups are direct; the arcs of every :class:`LabelStates` (one linker, one set of allowed labels) are
+    scored in a single pass.
     """
     found: list[tuple[np.ndarray, np.ndarray] | None] = [None] * len(requests)
     pending: list[int] = []
@@ -81,13 +85,14 @@ def read_labels(requests: Sequence[tuple[LinkLabels, np.ndarray, np.ndarray]]) -
         else:
             pending.append(j)
     if pending:
-        linker = requests[pending[0]][0].linker  # type: ignore[union-attr]
+        linker, allowed = requests[pending[0]][0].linker, requests[pending[0]][0].allowed  # type: ignore[union-attr]
         arcs = [requests[j][0].arcs(requests[j][1], requests[j][2]) for j in pending]  # type: ignore[union-attr]
         device = next(linker.parameters()).device
         at_head = torch.cat([a for a, _ in arcs]).unsqueeze(1).to(device)  # (N, 1, d): one context position each
         query = None if arcs[0][1] is None else torch.cat([q for _, q in arcs]).to(device)  # type: ignore[misc]  # (N, d)
         with evaluating(linker):  # no dropout, whatever mode the caller left the model in
-            best = linker.label_scores(at_head, query, at_head.new_zeros(at_head.size(0), 1, dtype=torch.long))  # (N, 1, labels)
+            scores = linker.label_scores(at_head, query, at_head.new_zeros(at_head.size(0), 1, dtype=torch.long))  # (N, 1, labels)
+            best = restrict(scores, allowed)  # (N, 1, labels)
         ids = best[:, 0].argmax(-1)  # (N,)
         probs = best[:, 0].softmax(-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1).double().cpu().numpy()  # (N,)
         ids_np = ids.cpu().numpy()  # (N,)

@@ -55,6 +55,7 @@ from torch.nn import functional as F
 from spandep.data.trees import children as tree_children
 from spandep.data.trees import hull_spans
 from spandep.masking import NEG_INF
+from spandep.models.treebanks import restrict
 
 __all__ = [
     "OBJECTIVES",
@@ -360,10 +361,11 @@ class LinkScorer(nn.Module):
         logits = out.parent.float()  # (batch, 3, 1 + n)
         return F.log_softmax(logits, dim=-1) if self.objective == "softmax" else F.logsigmoid(logits)
 
-    def label_logp(self, out: LinkerOutput, cand_root: torch.Tensor | Sequence[int]) -> torch.Tensor:
-        """Label log-probabilities of each query attached to each candidate parent root: ``(batch, C, labels)``."""
+    def label_logp(self, out: LinkerOutput, cand_root: torch.Tensor | Sequence[int], allowed: torch.Tensor | None = None) -> torch.Tensor:
+        """Label log-probabilities (over the labels ``allowed (labels,)``, ``None``: all) of each query attached to
+        each candidate parent root: ``(batch, C, labels)``."""
         roots = _broadcast_candidates(cand_root, out.parent.size(0), out.parent.device)  # (batch, C)
-        return F.log_softmax(self.label_scores(out.hidden, out.query, roots).float(), dim=-1)  # (batch, C, labels)
+        return F.log_softmax(restrict(self.label_scores(out.hidden, out.query, roots).float(), allowed), dim=-1)  # (batch, C, labels)
 
     def link_tables(self, out: LinkerOutput, mutual: bool | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Per-position log scores of a batch of queries, from which :func:`link_from_tables` reads link scores.

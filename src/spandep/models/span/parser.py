@@ -75,22 +75,23 @@ class SpanParser(Parser):
         word_scorer: dict[str, Any] | None = None,
         inference: dict[str, Any] | None = None,
         linker_assets: Path | None = None,
+        treebanks: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__(encoder, labels, inference)
+        super().__init__(encoder, labels, inference, treebanks)
         if not 0.0 < query_rate <= 1.0:
             raise ValueError(f"query_rate must be in (0, 1], not {query_rate}")
         if not 0.0 <= noisy_rate <= 1.0:
             raise ValueError(f"noisy_rate must be in [0, 1], not {noisy_rate}")
         self.linker_options = dict(linker or {"format": "late"})
-        self.proposal = SpanProposal(encoder.out_dim, span_mlp, span_dropout)
+        self.proposal = SpanProposal(self.width, span_mlp, span_dropout)
         options = dict(self.linker_options)
         fmt = options.pop("format", "late")
-        self.linker = LINKERS.get(fmt).build(fmt, options, encoder.out_dim, self.labels, linker_assets)
+        self.linker = LINKERS.get(fmt).build(fmt, options, self.width, self.labels, linker_assets)
         self.query_rate = query_rate
         self.max_queries = max_queries
         self.noisy_rate = noisy_rate
-        self.word_scorer = BiaffineScorer(encoder.out_dim, len(self.labels), **word_scorer) if word_scorer is not None else None
-        self.settings()
+        self.word_scorer = BiaffineScorer(self.width, len(self.labels), **word_scorer) if word_scorer is not None else None
+        self._word_scorer_check(self.inference)
 
     @classmethod
     def settings_problem(cls, settings: dict[str, Any]) -> str | None:
@@ -157,7 +158,10 @@ class SpanParser(Parser):
 
     def settings(self, options: InferenceOptions | None = None) -> InferenceOptions:
         """As :meth:`Parser.settings`; ``ValueError`` for word-scorer terms on a model without a word scorer."""
-        chosen = super().settings(options)
+        return self._word_scorer_check(super().settings(options))
+
+    def _word_scorer_check(self, chosen: InferenceOptions) -> InferenceOptions:
+        """``chosen``, or a ``ValueError`` for word-scorer terms on a model without a word scorer."""
         if self.word_scorer is None and (chosen.arc_weight or chosen.label_source == "word"):
             raise ValueError("arc_weight and label_source='word' need a model trained with a word scorer ([model] word_scorer)")
         return chosen
@@ -173,9 +177,9 @@ class SpanParser(Parser):
         return results
 
     # ------------------------------------------------------------------ training
-    def training_features(self, sentence: Sentence) -> dict[str, Any]:
+    def training_features(self, sentence: Sentence, treebank: str | None = None) -> dict[str, Any]:
         """As :meth:`Parser.training_features`, plus a faithful linker's per-sentence query state."""
-        f = super().training_features(sentence)
+        f = super().training_features(sentence, treebank)
         if not self.linker.needs_word_vectors:
             f["query_state"] = self.linker.prepare(sentence.forms, sentence.upos, None)
         return f
@@ -189,7 +193,7 @@ class SpanParser(Parser):
     def loss(self, batch: dict[str, Any]) -> torch.Tensor:
         """Joint loss of one batch: the encoder's tensors plus ``heads``/``rels`` ``(batch, 1 + n)`` (position 0
         unused) and, for a faithful linker, ``query_states`` (its ``prepare`` state per sentence)."""
-        x = self.encoder(batch)  # (batch, 1 + n, d)
+        x = self.word_vectors(batch)  # (batch, 1 + n, width)
         word_mask = batch["word_mask"]  # (batch, 1 + n)
         lengths = word_mask.sum(1) - 1  # (batch,)
         gold_heads, gold_rels, n_words = batch["heads"].tolist(), batch["rels"].tolist(), lengths.tolist()

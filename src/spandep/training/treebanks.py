@@ -1,0 +1,84 @@
+"""Training on several treebanks at once: the ``[data] treebanks`` list, each epoch's sentences, the dev figures.
+
+``[data] treebanks = [{ name = "fr_sequoia", train = "...", dev = "...", tokenizer = "..." }, ...]`` (two or more;
+``tokenizer`` optional) replaces ``[data] train``, ``dev`` and ``tokenizer``. Batches mix the treebanks: all
+training sentences are length-bucketed together, as one treebank's are. ``[data] sampling_exponent`` ``a`` makes
+each treebank's share of an epoch proportional to its size to the power ``a`` (1: as read; 0.5 upsamples the small
+ones), the epoch keeping the total size. Dev: each treebank's figures, and the best epoch is the one with the best
+macro-average LAS (punctuation excluded) over them. docs/design.md, "Several treebanks".
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["METRICS", "TreebankFiles", "epoch_sentences", "macro_scores", "treebank_files", "treebanks_problem"]
+
+METRICS = ("UAS", "LAS", "UAS_nopunct", "LAS_nopunct")  # the dev figures of each epoch
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")  # a treebank's name is also a folder name (tokenizers/NAME)
+_KEYS = ("name", "train", "dev", "tokenizer")
+
+
+@dataclass(frozen=True)
+class TreebankFiles:
+    """One treebank to train on: its ``name`` (``None`` for the one treebank of ``[data] train``), its training and
+    dev files and its raw-text tokenizer folder (or ``None``)."""
+
+    name: str | None
+    train: str
+    dev: str
+    tokenizer: str | None
+
+
+def treebank_files(cfg: dict[str, Any]) -> list[TreebankFiles]:
+    """The treebanks a read training config trains on: those of ``[data] treebanks``, else ``[data] train``'s."""
+    data = cfg["data"]
+    if data.get("treebanks") is None:
+        return [TreebankFiles(None, data["train"], data["dev"], data["tokenizer"])]
+    return [TreebankFiles(t["name"], t["train"], t["dev"], t.get("tokenizer")) for t in data["treebanks"]]
+
+
+def treebanks_problem(value: object) -> str | None:
+    """What is wrong with a ``[data] treebanks`` value, in one line; ``None``: nothing."""
+    if not isinstance(value, list) or len(value) < 2 or not all(isinstance(t, dict) for t in value):
+        return "[data] treebanks must be a list of two or more tables { name, train, dev }; for one treebank give [data] train and dev"
+    names = [t.get("name") for t in value]
+    for t in value:
+        unknown = sorted(set(t) - set(_KEYS))
+        if unknown:
+            return f"[data] treebanks: unknown key(s) {', '.join(unknown)}; known: {', '.join(_KEYS)}"
+        if not isinstance(t.get("name"), str) or not _NAME.match(t["name"]):
+            return f"[data] treebanks: name must be letters, digits, '_', '.' or '-' (a folder name), not {t.get('name')!r}"
+        if names.count(t["name"]) > 1:
+            return f"[data] treebanks: the name {t['name']!r} is given twice"
+        for key in ("train", "dev", "tokenizer"):
+            if not isinstance(t.get(key), str) and (key != "tokenizer" or key in t):
+                return f"[data] treebanks: {t['name']}'s {key} must be a path in quotes, not {t.get(key)!r}"
+    return None
+
+
+def epoch_sentences(sizes: Sequence[int], exponent: float, seed: int) -> list[int]:
+    """The training sentences of one epoch (indices into the treebanks' sentences, one after another; repeats where
+    a treebank is upsampled): each treebank's share proportional to ``size ** exponent``, the epoch as long as all
+    the treebanks together; a treebank gives all its sentences as many times as its share holds, then a random part
+    (``seed``: the epoch's)."""
+    rng = random.Random(seed)
+    weights = [n**exponent for n in sizes]
+    total, out, start = sum(sizes), [], 0
+    for n, w in zip(sizes, weights):
+        share = round(total * w / sum(weights))
+        own = list(range(start, start + n))
+        out.extend(own * (share // n) + rng.sample(own, share % n))
+        start += n
+    return out
+
+
+def macro_scores(per_treebank: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """The epoch's dev figures: the macro averages of ``METRICS`` over the treebanks, then each treebank's own
+    (``NAME:LAS``, ...)."""
+    macro = {m: sum(s[m] for s in per_treebank.values()) / len(per_treebank) for m in METRICS}
+    return macro | {f"{name}:{m}": s[m] for name, s in per_treebank.items() for m in METRICS}
