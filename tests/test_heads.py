@@ -24,7 +24,7 @@ from spandep.models.confidence import ArcScores, Calibration
 from spandep.models.heads import IGNORE, HeadInput
 from spandep.models.heads.base import SUFFIX_BUCKETS, word_shape, word_suffixes
 from spandep.models.heads.feats import FeatsTagger
-from spandep.models.heads.lemma import EditScript, Lemmatizer, induce_script
+from spandep.models.heads.lemma import EditScript, Lemmatizer, induce_script, lemma_lexicon
 from spandep.models.heads.upos import UposTagger
 from spandep.models.span.candidates import link_head_scores
 from spandep.models.heads.xpos import XposTagger
@@ -238,3 +238,20 @@ def test_spacy_gets_tags_lemmas_morphology_and_confidence(annotated) -> None:
     tagged[0].lemma_ = "DOG"
     nlp.get_pipe("spandep")(tagged)
     assert tagged[0].lemma_ == "DOG"  # a lemma already on the Doc is kept
+
+
+def test_the_lemma_lexicon_takes_the_most_frequent_lemma_of_each_form_and_upos() -> None:
+    def word(form: str, upos: str, lemma: str) -> Token:
+        return Token(1, form, lemma=lemma, upos=upos)
+
+    train = [Sentence([word("saw", "VERB", "see"), word("saw", "NOUN", "saw"), word("saw", "VERB", "see"), word("saw", "VERB", "saw")]),
+             Sentence([word("left", "VERB", "leave"), word("x", "_", "x"), word("y", "X", "_")])]
+    assert lemma_lexicon(train) == {"VERB": {"saw": "see", "left": "leave"}, "NOUN": {"saw": "saw"}}
+
+
+def test_the_lexicon_overrides_scripts_where_it_knows_the_form_with_its_predicted_upos() -> None:
+    head = Lemmatizer(8, ['["keep", 0, "", 0, ""]'], lexicon={"VERB": {"saw": "see"}})
+    values = [["saw", "saw", "ran"]]
+    assert head.refine(values, [["saw", "saw", "ran"]], {"upos": [["VERB", "NOUN", "VERB"]]}) == [["see", "saw", "ran"]]
+    assert head.refine(values, [["saw", "saw", "ran"]], {}) == values  # no UPOS head: the scripts stand
+    assert Lemmatizer(8, ['["keep", 0, "", 0, ""]']).export_config().get("lexicon") is None  # models saved before it

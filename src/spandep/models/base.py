@@ -196,6 +196,8 @@ class Parser(SettingsCheck, nn.Module):
             return [{} for _ in forms]
         inputs = HeadInput.of(x, word_mask, forms)
         per_head = {name: head.predict(inputs, allowed[name]) for name, head in active.items()}
+        columns = {head.column: per_head[name] for name, head in active.items()}
+        per_head = {name: head.refine(per_head[name], forms, columns) for name, head in active.items()}
         return [{name: values[b] for name, values in per_head.items()} for b in range(x.size(0))]
 
     def heads_loss(self, x: torch.Tensor, batch: dict[str, Any]) -> torch.Tensor | float:

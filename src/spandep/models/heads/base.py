@@ -125,6 +125,11 @@ class OutputHead(nn.Module):
         (``None``: all)."""
         raise NotImplementedError
 
+    def refine(self, values: list[list[str]], forms: Sequence[Sequence[str]], columns: dict[str, list[list[str]]]) -> list[list[str]]:
+        """A second look at this head's predicted ``values`` once every head has predicted (``columns``: each head's
+        values by column name, this one's included); by default they stand."""
+        return values
+
 
 class ClassifierHead(OutputHead):
     """One class per word from ``tags`` (strings taken from the training data): dropout, the casing and suffix
