@@ -69,8 +69,9 @@ def tune(
         typer.echo(f"best on dev: {json.dumps(result.best)}")
         if result.best_paper is not None:
             typer.echo(f"best without word-scorer terms (the paper's parser): {json.dumps(result.best_paper)}")
-        chosen = result.best if within is None else result.fastest_within(within)
+        chosen = result.best
         if within is not None:
+            chosen = result.fastest_within(within)
             typer.echo(f"fastest within {within} LAS of the best: {json.dumps(chosen)}")
         command = "spandep tune " + " ".join(sys.argv[2:])
         if out is not None:

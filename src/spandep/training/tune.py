@@ -25,10 +25,15 @@ from spandep.models.span.parser import SpanParser
 from spandep.models.span.proposal import span_hits
 from spandep.pipeline.predict import with_tree
 
-__all__ = ["SELECTION", "Tuning", "tune"]
+__all__ = ["SELECTION", "Tuning", "row_options", "selection_score", "tune"]
 
 SELECTION = "mean of UAS and LAS, punctuation (UPOS PUNCT/SYM) excluded, on dev"
 Row = dict[str, Any]
+
+
+def selection_score(row: Row) -> float:
+    """What the sweep maximises (``SELECTION``): UAS plus LAS, punctuation excluded."""
+    return float(row["UAS_nopunct"] or 0) + float(row["LAS_nopunct"] or 0)
 
 
 @dataclass
@@ -46,7 +51,7 @@ class Tuning:
         """The best row of the smallest k whose best LAS (no punct) is at most ``margin`` below ``best``'s: fewer spans
         per word parse faster (k is the span parser's main cost)."""
         for k in sorted({row["k"] for row in self.sweep}):
-            row = max((r for r in self.sweep if r["k"] == k), key=lambda r: float(r["UAS_nopunct"]) + float(r["LAS_nopunct"]))
+            row = max((r for r in self.sweep if r["k"] == k), key=selection_score)
             if float(self.best["LAS_nopunct"]) - float(row["LAS_nopunct"]) <= margin:
                 return row
         return self.best
@@ -96,9 +101,6 @@ def tune(
         return {**setting, "UAS": r.uas, "LAS": r.las, "UAS_nopunct": r.uas_no_punct, "LAS_nopunct": r.las_no_punct,
                 "dp_fallbacks": fallbacks if setting["decoder"] == "projective" else 0}
 
-    def total(row: Row) -> float:
-        return float(row["UAS_nopunct"] or 0) + float(row["LAS_nopunct"] or 0)
-
     recalls: list[Row] = []
     rows: list[Row] = []
     swept: dict[int, list[ScoredSentence]] = {}  # k -> the sweep's scores (with retrieval, mutual term on)
@@ -120,8 +122,8 @@ def tune(
                                    "label_source": "linker", "mutual": True}
                         rows.append(score(view, setting))
                         report("setting", rows[-1])
-    best = max(rows, key=total)
-    best_paper = max((r for r in rows if r["arc_weight"] == 0.0), key=total, default=None)
+    best = max(rows, key=selection_score)
+    best_paper = max((r for r in rows if r["arc_weight"] == 0.0), key=selection_score, default=None)
 
     def rescore(row: Row, **change: Any) -> Row:
         """``row``'s setting decoded again with ``change`` (a model pass only without the mutual term)."""
@@ -140,13 +142,13 @@ def tune(
     if model.word_scorer is not None:
         word_labels = rescore(best, label_source="word")
         report("word labels", word_labels)
-        best = max(best, word_labels, key=total)
+        best = max(best, word_labels, key=selection_score)
     if ablate_mutual:
         ablation = rescore(best, mutual=False)
         report("no mutual term", ablation)
-        best = max(best, ablation, key=total)
+        best = max(best, ablation, key=selection_score)
         if best_paper is not None:
-            best_paper = max(best_paper, rescore(best_paper, mutual=False), key=total)
+            best_paper = max(best_paper, rescore(best_paper, mutual=False), key=selection_score)
     return Tuning(recalls, rows, best, best_paper, word_labels, ablation)
 
 
