@@ -11,6 +11,10 @@ from typer.testing import CliRunner
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, write_config
 from spandep.cli.main import app
 from spandep.data.conllu import read_conllu
+from spandep.data.sentence import Sentence
+from spandep.inference import InferenceOptions
+from spandep.models.layers import evaluating
+from spandep.pipeline.model_io import load_model
 from spandep.data.trees import is_valid_tree
 
 runner = CliRunner()
@@ -108,7 +112,24 @@ def test_benchmark_speed_reports_every_run(tmp_path):
     report = json.loads(result.output)
     assert len(report["runs_seconds"]) == 2 and report["sentences"] == len(list(read_conllu(DEV)))
     assert report["words_per_s"]["min"] <= report["words_per_s"]["mean"] <= report["words_per_s"]["max"]
-    assert report["decoder"] == "projective" and report["inference"]["k"] == 2
+    assert report["decoder"] == "projective" and report["inference"]["k"] == 2 and not report["encoder_only"]
+    result = runner.invoke(app, ["benchmark-speed", str(DEV), "--model", str(tmp_path / "run" / "model"), "--runs", "1", "--encoder-only"])
+    assert result.exit_code == 0 and "(the encoder alone)" in result.output, result.output
+
+
+def test_encoded_batches_cover_every_nonempty_sentence_once(tmp_path):
+    cfg = write_config(tmp_path / "tiny.toml", tmp_path / "run", "bilstm", model=TINY_BIAFFINE, epochs=1)
+    assert runner.invoke(app, ["train", str(cfg)]).exit_code == 0
+    model = load_model(tmp_path / "run" / "model")
+    sentences = list(read_conllu(DEV))
+    sentences.insert(1, Sentence([]))
+    seen = []
+    with evaluating(model):
+        for idx, batch, x in model.encoded_batches(sentences, InferenceOptions(batch_tokens=20)):
+            longest = max(len(sentences[i]) for i in idx)
+            assert x.shape[:2] == (len(idx), 1 + longest) and batch["word_mask"].shape == x.shape[:2]
+            seen += idx
+    assert sorted(seen) == [i for i, s in enumerate(sentences) if len(s)] and len(set(seen)) == len(seen)
 
 
 def test_parse_with_workers_gives_the_single_process_output(tmp_path):

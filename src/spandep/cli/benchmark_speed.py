@@ -21,6 +21,9 @@ def benchmark_speed(
     threads: int = typer.Option(0, help="Torch CPU threads (0: torch's default)."),
     k: Optional[int] = typer.Option(None, help="Span models: spans proposed per word (default: the model's)."),
     int8: bool = typer.Option(False, "--int8", help="int8 matrix products in the encoder (as spandep parse --int8)."),
+    encoder_only: bool = typer.Option(
+        False, "--encoder-only", help="Time the encoder's share of the parse alone (its floor): no scorer, decoder or head."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
 ) -> None:
     """Parse INPUT repeatedly and report speed (model load and file reading excluded)."""
@@ -39,7 +42,7 @@ def benchmark_speed(
         parser = load_model(resolve_model_dir(model), int8=int8)
         check_model_options(parser, options)
         sentences = list(read_conllu(input))
-        result = measure_speed(parser, sentences, runs, warmup, options)
+        result = measure_speed(parser, sentences, runs, warmup, options, encoder_only)
         result.update(input=str(input), int8=int8)
         if json_out:
             typer.echo(json.dumps(result, indent=2))
@@ -48,5 +51,5 @@ def benchmark_speed(
             typer.echo(
                 f"{result['sentences']} sentences, {result['words']} words, {runs} runs, {result['threads']} threads: "
                 f"{w['mean']:,.1f} words/s (sd {w['std']:,.1f}, min {w['min']:,.1f}, max {w['max']:,.1f}), "
-                f"{s['mean']:,.1f} sentences/s"
+                f"{s['mean']:,.1f} sentences/s" + (" (the encoder alone)" if encoder_only else "")
             )

@@ -21,7 +21,7 @@ for the treebank its options name (:meth:`Parser.allowed`); a subclass builds it
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -30,10 +30,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from spandep.data.batching import token_batches
 from spandep.data.sentence import Sentence
 from spandep.data.vocab import build_vocab
 from spandep.decoding import DECODERS
-from spandep.encoders.base import WordEncoder, sentence_features
+from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
 from spandep.inference import InferenceOptions, InferenceStats
 from spandep.models.confidence import ArcScores, Calibration
 from spandep.models.heads import HEADS, IGNORE, HeadInput
@@ -173,6 +174,20 @@ class Parser(SettingsCheck, nn.Module):
         if self.treebanks is not None:
             batch["treebank"] = torch.full((len(features),), self.treebanks.index(options.treebank), dtype=torch.long)  # (batch,)
         return batch
+
+    def encoded_batches(
+        self, sentences: Sequence[Sentence], options: InferenceOptions
+    ) -> Iterator[tuple[list[int], dict[str, Any], torch.Tensor]]:
+        """The non-empty ``sentences`` in batches of at most ``options.batch_tokens`` encoder pieces, each encoded:
+        the batch's sentence indices, its encoder batch (``word_mask`` included) and its word vectors
+        ``(batch, 1 + n, width)`` (:meth:`word_vectors`). Every parser type's ``parse`` starts with it; alone it is the
+        encoder's share of a parse, the floor of its cost (``spandep benchmark-speed --encoder-only``)."""
+        todo = [i for i, s in enumerate(sentences) if len(s) > 0]
+        features = {i: sentence_features(self.encoder, sentences[i].forms, sentences[i].upos) for i in todo}
+        for batch_ids in token_batches([batch_cost(features[i]) for i in todo], options.batch_tokens):
+            idx = [todo[j] for j in batch_ids]
+            batch = self.inference_batch([features[i] for i in idx], options)
+            yield idx, batch, self.word_vectors(batch)  # (batch, 1 + n, width)
 
     def allowed(self, part: str, options: InferenceOptions) -> torch.Tensor | None:
         """The classes of ``part`` (``"labels"`` or a head's name) that the treebank ``options`` name allows

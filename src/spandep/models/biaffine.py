@@ -10,9 +10,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from spandep.data.batching import token_batches
 from spandep.data.sentence import Sentence
-from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
+from spandep.encoders.base import WordEncoder
 from spandep.inference import InferenceOptions, InferenceStats
 from spandep.masking import MASKED
 from spandep.models.base import Parse, Parser
@@ -108,16 +107,11 @@ class BiaffineParser(Parser):
         opts = self.settings(options)
         decode = self.decoder(opts)
         t0 = time.perf_counter()
-        features = [sentence_features(self.encoder, s.forms, s.upos) for s in sentences]
-        results = [Parse([], [], {name: [] for name in self.heads}) for _ in features]
-        lengths = [f["n_words"] for f in features]
-        todo = [i for i, k in enumerate(lengths) if k > 0]
+        results = [Parse([], [], {name: [] for name in self.heads}) for _ in sentences]
+        lengths = [len(s) for s in sentences]
         allowed = self.allowed(LABELS, opts)
         with evaluating(self):
-            for batch_ids in token_batches([batch_cost(features[i]) for i in todo], opts.batch_tokens):
-                idx = [todo[j] for j in batch_ids]
-                batch = self.inference_batch([features[i] for i in idx], opts)
-                x = self.word_vectors(batch)  # (batch, 1 + n, width)
+            for idx, batch, x in self.encoded_batches(sentences, opts):
                 s_arc, rel_reps = self.scorer.score(x, batch["word_mask"])  # (batch, 1 + n, 1 + n)
                 n = torch.tensor([lengths[i] for i in idx])  # (batch,)
                 heads = decode(s_arc.log_softmax(-1), n)  # (batch, 1 + n)

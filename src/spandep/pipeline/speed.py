@@ -17,6 +17,7 @@ import torch
 from spandep.data.sentence import Sentence
 from spandep.inference import InferenceOptions
 from spandep.models.base import Parser
+from spandep.models.layers import evaluating
 from spandep.pipeline.predict import parse_stream
 
 
@@ -29,11 +30,23 @@ def _spread(values: list[float]) -> dict[str, float]:
     }
 
 
+def _encode_only(model: Parser, sentences: list[Sentence], options: InferenceOptions) -> None:
+    """The encoder's share of a parse of ``sentences`` (its output discarded)."""
+    with evaluating(model):
+        for _ in model.encoded_batches(sentences, options):
+            pass
+
+
 def measure_speed(
-    model: Parser, sentences: list[Sentence], runs: int = 3, warmup: int = 1, options: InferenceOptions | None = None
+    model: Parser,
+    sentences: list[Sentence],
+    runs: int = 3,
+    warmup: int = 1,
+    options: InferenceOptions | None = None,
+    encoder_only: bool = False,
 ) -> dict[str, Any]:
-    """Time ``runs`` full parses of ``sentences`` with ``options`` after ``warmup`` untimed ones; see the module
-    docstring."""
+    """Time ``runs`` full parses (or, ``encoder_only``, encoder passes) of ``sentences`` with ``options`` after
+    ``warmup`` untimed ones; see the module docstring."""
     if runs < 1:
         raise ValueError("runs must be at least 1")
     settings = model.settings(options)
@@ -41,12 +54,16 @@ def measure_speed(
     seconds: list[float] = []
     for i in range(warmup + runs):
         start = time.perf_counter()
-        for _ in parse_stream(model, sentences, settings):
-            pass
+        if encoder_only:
+            _encode_only(model, sentences, settings)
+        else:
+            for _ in parse_stream(model, sentences, settings):
+                pass
         if i >= warmup:
             seconds.append(time.perf_counter() - start)
     result: dict[str, Any] = {
         "model_type": model.name,
+        "encoder_only": encoder_only,
         "sentences": len(sentences),
         "words": words,
         "runs_seconds": [round(t, 3) for t in seconds],

@@ -38,7 +38,6 @@ from spandep.data.batching import token_batches
 from spandep.data.sentence import Sentence
 from spandep.decoding.mst import mst_single
 from spandep.decoding.spans import SpanCandidates, SpanDecodeResult
-from spandep.encoders.base import batch_cost, sentence_features
 from spandep.inference import InferenceOptions, InferenceStats
 from spandep.masking import NEG_INF
 from spandep.models.base import Parse
@@ -150,15 +149,10 @@ class _Queries:
 def propose(model: SpanParser, sentences: Sequence[Sentence], options: InferenceOptions) -> dict[int, Proposed]:
     """Encoder, span proposal, output heads and word scorer over every non-empty sentence (by index), with ``k``
     spans per word, ``batch_tokens`` and, in a multi-treebank model, the ``treebank`` of ``options``."""
-    enc, linker, k = model.encoder, model.linker, int(options.k or 1)
+    linker, k = model.linker, int(options.k or 1)
     allowed = model.allowed(LABELS, options)
-    todo = [i for i, s in enumerate(sentences) if len(s) > 0]
-    feats = {i: sentence_features(enc, sentences[i].forms, sentences[i].upos) for i in todo}
     proposed: dict[int, Proposed] = {}
-    for batch_ids in token_batches([batch_cost(feats[i]) for i in todo], options.batch_tokens):
-        idx = [todo[j] for j in batch_ids]
-        batch = model.inference_batch([feats[i] for i in idx], options)
-        x = model.word_vectors(batch)  # (batch, 1 + n, width)
+    for idx, batch, x in model.encoded_batches(sentences, options):
         s_start, s_end = model.proposal(x, batch["word_mask"])  # (batch, 1 + n, 1 + n) each
         start_lp, end_lp = SpanProposal.log_probs(s_start, s_end)  # (batch, 1 + n, 1 + n) each
         lengths = [len(sentences[i]) for i in idx]
