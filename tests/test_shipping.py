@@ -12,7 +12,7 @@ import torch
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 from spandep.data.conllu import read_conllu
 from spandep.data.trees import is_valid_tree
-from spandep.errors import ModelError, OptionError
+from spandep.errors import ModelError, OptionError, OutputError
 from spandep.data.sentence import Sentence, Token
 from spandep.models.heads import IGNORE as NO_TAG
 from spandep.models.heads import HeadInput
@@ -160,3 +160,10 @@ def test_a_saved_model_folder_is_readable_by_others_as_the_umask_allows(tiny_mod
         os.umask(old)
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in [tmp_path / "copy", *(tmp_path / "copy").iterdir()]}
     assert modes["copy"] == 0o755 and modes["model.safetensors"] == 0o644 and modes["config.json"] == 0o644
+
+
+def test_a_model_folder_that_cannot_be_made_is_an_output_error(tiny_models, tmp_path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(OutputError, match="cannot write .*file.*choose a writable folder"):
+        save_model(load_model(tiny_models["span"]), tmp_path / "file" / "model")
+    assert (tmp_path / "file").read_text() == "not a folder"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from safetensors.torch import load_file, save_file
 
 from spandep import __version__
 from spandep.checks import device_problem
-from spandep.data.output import usual_permissions
+from spandep.data.output import sibling_folder, usual_permissions
 from spandep.errors import ModelError, OptionError
 from spandep.inference import InferenceOptions
 from spandep.models import ENCODER_ASSETS, PARSERS, Parser, build_model
@@ -94,8 +93,7 @@ def save_model(
     (``pipeline.int8``).
     """
     directory = Path(directory)
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+    tmp = sibling_folder(directory, "choose a writable folder for the model")
     try:
         config = {
             "format_version": FORMAT_VERSION,
