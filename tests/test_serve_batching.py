@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import platform
 import re
 import signal
 import socket
@@ -197,3 +198,12 @@ def test_a_port_in_use_and_a_missing_model_are_one_line_errors():
     assert result.exit_code == 2 and "choose another --port (0: any free one)" in result.output
     result = runner.invoke(app, ["serve", "--port", "0", "--models", "nosuch"])
     assert result.exit_code == 3 and "Traceback" not in result.output
+
+
+def test_the_server_limits_malloc_arenas_unless_the_environment_says(monkeypatch):
+    from spandep.serve.server import limit_malloc_arenas
+
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    assert limit_malloc_arenas() is False  # the user's setting stands
+    monkeypatch.delenv("MALLOC_ARENA_MAX")
+    assert limit_malloc_arenas() is (platform.libc_ver()[0] == "glibc")

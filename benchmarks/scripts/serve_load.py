@@ -253,7 +253,10 @@ def main() -> None:
     }
     result["bars"] = {
         "no_errors": served["errors"] == 0, "no_mismatches": served["mismatches"] == 0,
-        "throughput_at_least_80_percent": min(result["throughput_ratio"].values()) >= THROUGHPUT_BAR,
+        # the bar: 80 % of `spandep parse` as it runs (its default --batch-tokens); beside it, against `spandep parse`
+        # given the server's --batch-tokens, which on the default model parses faster than its own default does
+        "throughput_at_least_80_percent": result["throughput_ratio"]["default"] >= THROUGHPUT_BAR,
+        "throughput_at_least_80_percent_at_the_servers_batch_tokens": result["throughput_ratio"]["same_batch_tokens"] >= THROUGHPUT_BAR,
         "memory_flat_10_percent": memory["max_deviation_from_mean"] <= MEMORY_BAR,
         "overload_answered_503": burst["statuses"].get("503", 0) > 0 and burst["errors"] == 0 and burst["mismatches"] == 0,
     }

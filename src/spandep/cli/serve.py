@@ -46,11 +46,12 @@ def serve(
         missing = [m for m in SERVE_MODULES if importlib.util.find_spec(m) is None]
         if missing:
             raise OptionError(f"spandep serve needs {', '.join(missing)}: pip install 'spandep[serve]'")
-        from spandep.serve.server import listen, make_server
+        from spandep.serve.server import limit_malloc_arenas, listen, make_server
         from spandep.serve.service import Service, ServiceSettings
 
         names = list(dict.fromkeys(n.strip() for n in (models or "").split(",") if n.strip()))
         settings = ServiceSettings(batch_words, batch_tokens, batch_wait_ms, max_queue, max_bytes, timeout)
+        limit_malloc_arenas()  # before the models load and the threads start
         with listen(host, port) as sock:  # before the models load: a port in use is an error at once
             service = Service.load(names, settings, threads=threads or None, device=device)
             address = sock.getsockname()
