@@ -49,11 +49,11 @@ def _rel(path: Path) -> str:
 
 
 def measured(folders: list[Path]) -> Iterator[dict[str, Any]]:
-    """Rows of the files with a ``conll18`` object in ``folders``."""
+    """Rows of the files with a ``conll18`` object in ``folders``, test split only (a file without ``split`` is one)."""
     for folder in folders:
         for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
             result = _load(path)
-            if "conll18" not in result:
+            if "conll18" not in result or result.get("split", "test") != "test":
                 continue
             treebank, _, system = path.stem.partition("__")
             yield {
