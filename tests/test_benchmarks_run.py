@@ -186,3 +186,15 @@ def test_serve_load_checks_every_answer_and_overloads(tmp_path):
     assert result["memory"]["samples_mb"] and set(result["bars"]) >= {"no_errors", "memory_flat_10_percent"}
     assert result["spandep_parse"]["sentences_that_differ_default_vs_same_batch_tokens"] == 0
     assert json.loads(done.stdout)["throughput_ratio"] == result["throughput_ratio"]  # the numbers are printed too
+
+
+def test_peers_table_takes_test_split_results_only(tmp_path, monkeypatch):
+    from benchmarks.scripts import peers_table
+
+    monkeypatch.setattr(peers_table, "REPO", tmp_path)  # sources are named relative to it
+
+    scores = {"LAS": {"precision": 80.0, "recall": 80.0, "f1": 80.0}}
+    for name, split in (("en_ewt__a", "test"), ("en_ewt_dev__a", "dev"), ("en_ewt__b", None)):
+        record = {"conll18": scores, "treebank": "en_ewt", "system": name, **({"split": split} if split else {})}
+        (tmp_path / f"{name}.json").write_text(json.dumps(record))
+    assert sorted(r["system"] for r in peers_table.measured([tmp_path])) == ["en_ewt__a", "en_ewt__b"]
