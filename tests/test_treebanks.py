@@ -186,3 +186,19 @@ def test_the_treebank_embedding_and_masks() -> None:
     assert masks_only.mask("labels", "b").tolist() == [False, True, False] and not list(masks_only.state_dict())
     scores = torch.tensor([[3.0, 1.0, 2.0]])  # (1, labels)
     assert restrict(scores, masks_only.mask("labels", "b")).argmax(-1).item() == 1 and restrict(scores, None) is scores
+
+
+def test_the_raw_text_benchmark_parses_as_the_treebank_it_names(joint: Path, tmp_path: Path) -> None:
+    from benchmarks.suite import raw_text
+    from benchmarks.suite.systems import DATASETS
+
+    if not DATASETS["cs_cltt"].dev.is_file():
+        pytest.skip("needs ../shared/data")
+    out = tmp_path / "result.json"
+    args = ["--model", str(joint / "model"), "--dataset", "cs_cltt", "--split", "dev", "--mode", "gold", "--rounds", "1"]
+    raw_text.main([*args, "--system", "joint", "--treebank", "b", "--out", str(out)])
+    result = json.loads(out.read_text())
+    assert result["model_treebank"] == "b" and result["conll18"]["Words"]["f1"] == 100.0
+    assert result["conll18"]["XPOS"]["f1"] < 1.0  # treebank b has no XPOS: the column stays empty
+    with pytest.raises(ValueError, match="'cs_cltt' is not one of this model's: a, b"):
+        raw_text.main([*args, "--system", "joint", "--out", str(out)])  # cs_cltt is none of them

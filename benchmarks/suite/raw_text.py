@@ -14,7 +14,8 @@ speed as a share of the tokens path's, the median over rounds of the two runs' r
 each other in time share the machine's load); ``raw_over_tokens_cpu`` is the same ratio in CPU seconds, which other
 processes on a busy machine barely change (one torch thread). The tokenizer alone is timed the same way.
 
-``--mode gold`` parses the gold tokens instead (every column but FORM and MISC blanked), for the same table. With
+A model trained on several treebanks parses as ``--treebank`` (default: ``--dataset``), with that treebank's
+tokenizer. ``--mode gold`` parses the gold tokens instead (every column but FORM and MISC blanked), for the same table. With
 ``--baseline MODEL`` it also parses them with that model, in alternation, and records ``over_baseline`` (and
 ``over_baseline_cpu``): this model's speed as a share of the baseline's, the median of the per-round ratios (how a
 retrained model is checked against the one it replaces).
@@ -141,27 +142,29 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rounds", type=int, default=5, help="timed runs of each path")
     ap.add_argument("--baseline", type=Path, help="gold mode: a model folder timed in alternation (speed ratio)")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--treebank", help="a model of several treebanks: the one to parse as (default: --dataset)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     gold_path = getattr(DATASETS[args.dataset], args.split)
     gold = list(read_conllu(gold_path))
     model = load_model(args.model)
-    options = model.settings(InferenceOptions())
+    treebank = (args.treebank or args.dataset) if model.treebanks is not None else None
+    options = model.settings(InferenceOptions(treebank=treebank))
 
     def parser_of(model: Any) -> Parse:
-        settings = model.settings(InferenceOptions())
+        settings = model.settings(InferenceOptions(treebank=treebank if model.treebanks is not None else None))
         return lambda sentences: list(parse_stream(model, sentences, settings))
 
     parse = parser_of(model)
 
     if args.mode == "raw":
         text = raw_text(read_paragraphs(gold_path))
-        measured = raw_mode(parse, gold, text, tokenizer_for(args.model), args.rounds)
+        measured = raw_mode(parse, gold, text, tokenizer_for(args.model, treebank), args.rounds)
     else:
         measured = gold_mode(parse, gold, args.rounds, args.baseline and parser_of(load_model(args.baseline)))
     result = {
         "schema": SCHEMA, "treebank": args.dataset, "split": args.split, "gold": str(gold_path), "system": args.system,
-        "mode": args.mode, "model": str(args.model), "inference": options.given(), **measured,
+        "mode": args.mode, "model": str(args.model), **({"model_treebank": treebank} if treebank else {}), "inference": options.given(), **measured,
         **({"baseline": str(args.baseline)} if args.baseline else {}),
         "threads": args.threads, "rounds": args.rounds,
         "command": "python -m benchmarks.suite.raw_text " + " ".join(argv if argv is not None else sys.argv[1:]),
