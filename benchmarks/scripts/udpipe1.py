@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import os
 import re
@@ -34,6 +35,7 @@ import sys
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
+from dataclasses import replace
 from difflib import SequenceMatcher
 from importlib import metadata
 from pathlib import Path
@@ -43,7 +45,7 @@ from ufal import udpipe
 
 from benchmarks.suite.record import checkout, machine, write_result
 from benchmarks.suite.systems import DATA, DATASETS, REPO
-from spandep.data.conllu import read_conllu
+from spandep.data.conllu import read_conllu, write_conllu
 from spandep.evaluation.conll18 import evaluate_conll18
 from spandep.tokenization.corpus import raw_text, read_paragraphs
 
@@ -75,10 +77,39 @@ def version() -> str:
     return f"{v.major}.{v.minor}.{v.patch} (ufal.udpipe {metadata.version('ufal.udpipe')})"
 
 
+def training_text(path: Path) -> str:
+    """A training CoNLL-U file as UDPipe reads it. A sentence without ``# text`` gets the text spandep's raw text has
+    for it (``tokenization.corpus``: zh_gsd_v1 has none, and its rebuilt text puts no space between Chinese
+    characters) and ``SpaceAfter=No`` on each word that no space follows there: else UDPipe's tokenizer learns that
+    every token ends at a space and never splits unspaced text."""
+    sentences = list(read_conllu(path))
+    if all(s.comment("text") is not None for s in sentences):
+        return path.read_text(encoding="utf-8")
+    paragraphs = read_paragraphs(path)
+    spans = [spans for paragraph in paragraphs for spans in paragraph.sentences]
+    texts = [paragraph.text for paragraph in paragraphs for _ in paragraph.sentences]
+    rebuilt = []
+    for sentence, tokens, text in zip(sentences, spans, texts):
+        if sentence.comment("text") is not None:
+            rebuilt.append(sentence)
+            continue
+        if sentence.extra_lines or len(tokens) != len(sentence.words):
+            raise ValueError(f"{path}:{sentence.line}: a sentence without # text that has multiword tokens or empty nodes")
+        words = [
+            replace(w, misc="SpaceAfter=No" if t.end < len(text) and not text[t.end].isspace() else "_")
+            for w, t in zip(sentence.words, tokens)
+        ]
+        body = text[tokens[0].start : tokens[-1].end]
+        rebuilt.append(replace(sentence, words=words, comments=[*sentence.comments, f"# text = {body}"]))
+    out = io.StringIO()
+    write_conllu(rebuilt, out)
+    return out.getvalue()
+
+
 def read_sentences(path: Path) -> udpipe.Sentences:
-    """A CoNLL-U file as UDPipe sentences (its training input)."""
+    """A CoNLL-U file as UDPipe sentences (its training input, :func:`training_text`)."""
     reader = udpipe.InputFormat.newConlluInputFormat()
-    reader.setText(path.read_text(encoding="utf-8"))
+    reader.setText(training_text(path))
     sentences, error = udpipe.Sentences(), udpipe.ProcessingError()
     sentence = udpipe.Sentence()
     while reader.nextSentence(sentence, error):
