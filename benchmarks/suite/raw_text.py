@@ -148,12 +148,17 @@ def main(argv: list[str] | None = None) -> None:
     gold_path = getattr(DATASETS[args.dataset], args.split)
     gold = list(read_conllu(gold_path))
     model = load_model(args.model)
-    treebank = (args.treebank or args.dataset) if model.treebanks is not None else None
-    options = model.settings(InferenceOptions(treebank=treebank))
+
+    def settings_of(model: Any) -> InferenceOptions:
+        """The model's saved settings, as the treebank it is asked for where it was trained on several."""
+        return model.settings(InferenceOptions(treebank=(args.treebank or args.dataset) if model.treebanks is not None else None))
 
     def parser_of(model: Any) -> Parse:
-        settings = model.settings(InferenceOptions(treebank=treebank if model.treebanks is not None else None))
+        settings = settings_of(model)
         return lambda sentences: list(parse_stream(model, sentences, settings))
+
+    options = settings_of(model)
+    treebank = options.treebank
 
     parse = parser_of(model)
 
