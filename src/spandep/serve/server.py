@@ -9,7 +9,6 @@ within 8.5 % of its mean and the throughput did not drop (docs/serve.md, "Load t
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import os
 import socket
@@ -32,10 +31,7 @@ def limit_malloc_arenas() -> bool:
     ``MALLOC_ARENA_MAX`` already says how many; whether the limit was set (``False`` without glibc)."""
     if "MALLOC_ARENA_MAX" in os.environ:
         return False
-    try:
-        mallopt = getattr(ctypes.CDLL(ctypes.util.find_library("c")), "mallopt", None)
-    except OSError:
-        return False
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)  # the C library this process runs on
     return mallopt is not None and mallopt(M_ARENA_MAX, MALLOC_ARENAS) == 1
 
 
