@@ -27,7 +27,7 @@ from spandep.encoders.bases import (
 )
 from spandep.errors import ModelError
 from spandep.pipeline import catalogue
-from spandep.pipeline.catalogue import default_model, shipped_models
+from spandep.pipeline.catalogue import card_file, default_model, shipped_models
 from spandep.pipeline.model_io import load_model, resolve_model_dir
 from spandep.pipeline.predict import parse_stream
 
@@ -99,11 +99,29 @@ def test_models_lists_size_base_and_measured_figures():
     assert row["size_mb"] <= 25  # the size budget of the default model
 
 
-def test_the_shipped_card_is_its_benchmark_result():
+def test_the_shipped_cards_are_their_benchmark_results():
     """No figure of a card is typed by hand: it is what model_card.py makes of the result it names."""
+    for model in shipped_models():
+        card = model.card()
+        if card:
+            result = json.loads((REPO / card["source"]["result"]).read_text(encoding="utf-8"))
+            assert card_from_result(result, card["source"]["result"]) == card, model.name
+    assert default_model().card()
+
+
+def test_each_treebank_of_a_shared_folder_has_its_own_card(fake_catalogue):
+    """Names that share a folder trained on several treebanks read card-<treebank>.json, not each other's figures."""
+    path = catalogue.CATALOGUE_FILE
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["models"]["x1"] = {"folder": "xx_model", "language": "Xish", "treebank": "UD_Xish-One", "model_treebank": "x_one"}
+    data["models"]["x2"] = {"folder": "xx_model", "language": "Xish", "treebank": "UD_Xish-Two", "model_treebank": "x_two"}
+    path.write_text(json.dumps(data), encoding="utf-8")
     card = default_model().card()
-    result = json.loads((REPO / card["source"]["result"]).read_text(encoding="utf-8"))
-    assert card_from_result(result, card["source"]["result"]) == card
+    card["test"] = {**card["test"], "treebank": "x_one", "UAS_nopunct": 12.34}
+    (fake_catalogue / card_file("x_one")).write_text(json.dumps(card), encoding="utf-8")
+    rows = {r["name"]: r for r in json.loads(runner.invoke(app, ["models", "--json"]).output)}
+    assert rows["x1"]["UAS"] == 12.34 and rows["x1"]["test_treebank"] == "x_one"
+    assert rows["x2"]["UAS"] is None and rows["xx"]["UAS"] is None
 
 
 def test_a_model_without_figures_or_base_shows_so(fake_catalogue):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.suite.systems import REPO
-from spandep.pipeline.catalogue import CARD_FILE
+from spandep.pipeline.catalogue import card_file
 
 CARD_SCHEMA = "spandep-card/1"
 
@@ -44,14 +44,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("result", type=Path, help="benchmarks/results/<dataset>__<system>.json of the model")
     parser.add_argument("model", type=Path, help="the shipped model folder to write card.json into")
+    parser.add_argument("--treebank", help="for a folder trained on several treebanks: the one the result measured "
+                        "(writes card-<treebank>.json, read by the catalogue names with that model_treebank)")
     args = parser.parse_args()
     result = json.loads(args.result.read_text(encoding="utf-8"))
     if (REPO / result["model"]).resolve() != args.model.resolve():
         raise SystemExit(f"{args.result} measured {result['model']}, not {args.model}")
     source = str(args.result.resolve().relative_to(REPO))
     card = card_from_result(result, source)
-    (args.model / CARD_FILE).write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {args.model / CARD_FILE}")
+    path = args.model / card_file(args.treebank)
+    path.write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,12 @@ CATALOGUE_FILE = RESOURCES / "catalogue.json"
 CARD_FILE = "card.json"
 
 
+def card_file(treebank: str | None = None) -> str:
+    """The card's file name in a model folder: ``card.json``, or ``card-<treebank>.json`` for one of the treebanks of
+    a folder trained on several (each name of such a folder has its own test figures)."""
+    return CARD_FILE if treebank is None else f"card-{treebank}.json"
+
+
 @dataclass(frozen=True)
 class ModelChoice:
     """A model to load: its ``folder`` and, for a shipped name of a multi-treebank model, the ``treebank`` it parses
@@ -67,8 +73,8 @@ class ShippedModel:
         return sum(f.stat().st_size for f in self.folder.rglob("*") if f.is_file())
 
     def card(self) -> dict[str, Any]:
-        """The measured figures of ``card.json`` (``{}`` when the model has none yet)."""
-        path = self.folder / CARD_FILE
+        """The measured figures of its card (``card_file``; ``{}`` when the model has none yet)."""
+        path = self.folder / card_file(self.model_treebank)
         if not path.is_file():
             return {}
         try:
