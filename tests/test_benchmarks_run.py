@@ -198,3 +198,27 @@ def test_peers_table_takes_test_split_results_only(tmp_path, monkeypatch):
         record = {"conll18": scores, "treebank": "en_ewt", "system": name, **({"split": split} if split else {})}
         (tmp_path / f"{name}.json").write_text(json.dumps(record))
     assert sorted(r["system"] for r in peers_table.measured([tmp_path])) == ["en_ewt__a", "en_ewt__b"]
+
+
+def test_recipe_table_compares_each_step_with_the_one_it_builds_on(tmp_path, monkeypatch):
+    from benchmarks.scripts import recipe_table
+
+    monkeypatch.setattr(recipe_table, "REPO", tmp_path)  # sources are named relative to it
+    configs, results = tmp_path / "configs", tmp_path / "results"
+    (configs / "steps").mkdir(parents=True)
+    results.mkdir()
+    (configs / "xx-plain.toml").write_text('base = "recipe.toml"\n')
+    (configs / "steps" / "xx-more.toml").write_text('base = ["../xx-plain.toml", "../heads.toml"]\n')
+    (configs / "steps" / "xx-other.toml").write_text('base = "xx-more.toml"\n')
+    for step, las, trained in (("xx-other", 71.5, {}), ("xx-more", 70.25, {"epochs": 40, "best_epoch": 31}), ("xx-plain", 68.0, {})):
+        record = {"conll18": {"LAS": {"f1": las}, "UAS": {"f1": las + 5}}, "trained": trained}
+        (results / f"cs_cltt__{step}.json").write_text(json.dumps(record))
+    (results / "cs_cltt__xx-more__tune.json").write_text("{}")  # a sweep, not a row
+    rows = recipe_table.read_rows(results)
+    assert sorted(r["step"] for r in rows) == ["xx-more", "xx-other", "xx-plain"]
+    table = recipe_table.render(rows, configs).splitlines()
+    assert [line.split(" | ")[1] for line in table[2:]] == ["`xx-plain`", "`xx-more`", "`xx-other`"]
+    plain, more, other = table[2:]
+    assert "| `recipe` |" in plain and plain.split(" | ")[-3] == "–"  # its base was not measured
+    assert "| `xx-plain` |" in more and more.split(" | ")[-3] == "+2.25" and more.split(" | ")[-2] == "40 (31)"
+    assert other.split(" | ")[-3] == "+1.25"

@@ -83,14 +83,14 @@ def published(path: Path) -> Iterator[dict[str, Any]]:
         }
 
 
-def _cell(scores: dict[str, Any], metric: str) -> str:
+def f1_cell(scores: dict[str, Any], metric: str) -> str:
     f1 = scores.get(metric, {}).get("f1")
     return "–" if f1 is None else f"{f1:.2f}"
 
 
 def _row(r: dict[str, Any]) -> str:
     speed = "–" if r["words_per_s"] is None else f"{r['words_per_s']:,.0f}"
-    cells = [NAMES.get(r["system"], r["system"]), MODES.get(r["mode"], r["mode"]), *(_cell(r["scores"], c) for c in COLUMNS), speed]
+    cells = [NAMES.get(r["system"], r["system"]), MODES.get(r["mode"], r["mode"]), *(f1_cell(r["scores"], c) for c in COLUMNS), speed]
     source = f"[{Path(r['source']).name}]({r['source']})" if r["source"].startswith("http") else f"`{r['source']}`"
     return "| " + " | ".join([*cells, source]) + " |"
 

@@ -131,6 +131,14 @@ def gold_mode(parse: Parse, gold: list[Sentence], rounds: int, baseline: Parse |
     }
 
 
+def trained(model: Any) -> dict[str, Any]:
+    """How the model was trained, from its ``config.json``: the epochs its config asked for and the epoch kept (the
+    best on dev), ``{}`` for a model saved without that record."""
+    record = model.config.get("training") or {}
+    epochs = (record.get("config") or {}).get("training", {}).get("epochs")
+    return {"epochs": epochs, "best_epoch": record["epoch"]} if epochs is not None and "epoch" in record else {}
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", required=True, type=Path, help="model folder (its tokenizer/ splits the text)")
@@ -169,7 +177,8 @@ def main(argv: list[str] | None = None) -> None:
         measured = gold_mode(parse, gold, args.rounds, args.baseline and parser_of(load_model(args.baseline)))
     result = {
         "schema": SCHEMA, "treebank": args.dataset, "split": args.split, "gold": str(gold_path), "system": args.system,
-        "mode": args.mode, "model": str(args.model), **({"model_treebank": treebank} if treebank else {}), "inference": options.given(), **measured,
+        "mode": args.mode, "model": str(args.model), **({"model_treebank": treebank} if treebank else {}), "inference": options.given(),
+        "trained": trained(model), **measured,
         **({"baseline": str(args.baseline)} if args.baseline else {}),
         "threads": args.threads, "rounds": args.rounds,
         "command": "python -m benchmarks.suite.raw_text " + " ".join(argv if argv is not None else sys.argv[1:]),
