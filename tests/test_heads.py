@@ -223,6 +223,13 @@ def test_calibrate_plot_without_matplotlib_is_an_option_error_before_parsing(ann
     assert result.exit_code == 2 and "--plot needs matplotlib" in result.output and "Traceback" not in result.output
 
 
+def test_calibrate_plot_into_a_missing_folder_is_an_output_error_before_parsing(annotated, monkeypatch) -> None:
+    _, folder = annotated
+    monkeypatch.setattr("spandep.pipeline.model_io.load_model", lambda *a, **k: pytest.fail("parsed before the check"))
+    result = CliRunner().invoke(app, ["calibrate", str(folder), str(DEV), "--plot", str(folder / "no" / "r.png")])
+    assert result.exit_code == 4 and "does not exist" in result.output and "Traceback" not in result.output
+
+
 def test_spacy_gets_tags_lemmas_morphology_and_confidence(annotated) -> None:
     spacy = pytest.importorskip("spacy")
     _, folder = annotated

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
 from typer.testing import CliRunner
 
 from conftest import DEV
@@ -55,3 +56,11 @@ def test_fastest_within_takes_the_smallest_k_whose_best_is_close_enough() -> Non
     assert tuning.fastest_within(0.2) == row(2, 87.9)
     assert tuning.fastest_within(0.05) == row(5, 88.0)
     assert tuning.fastest_within(10.0) == row(1, 80.0)
+
+
+def test_an_out_file_that_cannot_be_written_is_refused_before_the_sweep(tiny_models, tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr("spandep.training.tune.tune", lambda *a, **k: pytest.fail("swept before the check"))
+    for out in (tmp_path / "no" / "such" / "folder" / "sweep.json", tmp_path):
+        result = runner.invoke(app, ["tune", str(tiny_models["span"]), str(DEV), "--out", str(out)])
+        assert result.exit_code == 4 and "cannot write" in result.output and "Traceback" not in result.output
+        assert result.output.count("\n") == 1

@@ -15,6 +15,7 @@ export OMP_NUM_THREADS=1 PYTHONPATH=$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}
 step=$(basename "$config" .toml)
 read -r out kind < <("$PY" -c 'import sys; from spandep.training.config import load_config
 c = load_config(sys.argv[1]); print(c["training"]["output"], c["model"]["type"])' "$config")
+mkdir -p benchmarks/results/multilingual
 "$PY" -m spandep train "$config" --threads 1
 if [ $# -eq 1 ] && [ "$kind" = span ]; then  # spandep tune: span models of one treebank
   dev=$("$PY" -c 'import sys; from benchmarks.suite.systems import DATASETS; print(DATASETS[sys.argv[1]].dev)' "$1")

@@ -29,6 +29,7 @@ def calibrate(
         import torch
 
         from spandep.data.conllu import read_conllu
+        from spandep.data.output import check_writable
         from spandep.evaluation.calibration import fit_platt, plot_reliability, reliability
         from spandep.inference import InferenceOptions
         from spandep.pipeline.model_io import load_model, save_calibration
@@ -37,6 +38,8 @@ def calibrate(
         check_input(dev, stdin=False)
         if plot is not None and importlib.util.find_spec("matplotlib") is None:
             raise OptionError("--plot needs matplotlib: pip install matplotlib (or the bench extra: pip install -e '.[bench]')")
+        if plot is not None:
+            check_writable(plot)
         if threads:
             torch.set_num_threads(threads)
         parser = load_model(model)

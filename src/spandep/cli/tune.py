@@ -37,6 +37,7 @@ def tune(
         import torch
 
         from spandep.data.conllu import read_conllu
+        from spandep.data.output import check_writable, write_blocks
         from spandep.models.span.parser import SpanParser
         from spandep.pipeline.model_io import load_model, save_inference
         from spandep.training.tune import row_options, tuning_record
@@ -58,6 +59,8 @@ def tune(
         if within is not None:
             check_options(("--within", within, weight))
         check_input(dev)
+        if out is not None:
+            check_writable(out)
         if threads:
             torch.set_num_threads(threads)
         parser = load_model(model, device)
@@ -75,7 +78,7 @@ def tune(
             typer.echo(f"fastest within {within} LAS of the best: {json.dumps(chosen)}")
         command = "spandep tune " + " ".join(sys.argv[2:])
         if out is not None:
-            out.write_text(json.dumps(tuning_record(result, model=str(model), dev=str(dev), command=command), indent=2) + "\n")
+            write_blocks([json.dumps(tuning_record(result, model=str(model), dev=str(dev), command=command), indent=2) + "\n"], out)
         if write:
             save_inference(model, row_options(chosen), {"best": chosen, "dev": str(dev), "command": command})
             typer.echo(f"saved {'the best' if within is None else 'that'} setting in {model / 'config.json'}")

@@ -30,7 +30,7 @@ from typing import IO
 
 from spandep.errors import OutputError
 
-__all__ = ["remove_stale_temporaries", "write_blocks", "writes_atomically"]
+__all__ = ["check_writable", "remove_stale_temporaries", "write_blocks", "writes_atomically"]
 
 _TEMP = re.compile(r"\..+\.spandep-(.+)-([0-9]+)-[^.]+\.tmp\Z")  # write_blocks' temporary files: host, PID
 
@@ -95,6 +95,15 @@ def usual_permissions(folder: Path) -> None:
     files = _default_mode()
     for path in [folder, *folder.rglob("*")]:
         os.chmod(path, files | ((files & 0o444) >> 2) if path.is_dir() else files)
+
+
+def check_writable(path: Path) -> None:
+    """Before long work whose result goes to ``path``: an :class:`OutputError` now if ``path`` is a directory or its
+    directory does not exist (what :func:`write_blocks` would refuse at the end)."""
+    if path.is_dir():
+        raise OutputError(f"cannot write {path}: it is a directory")
+    if not Path(os.path.realpath(path)).parent.is_dir():
+        raise OutputError(f"cannot write {path}: directory {Path(os.path.realpath(path)).parent} does not exist")
 
 
 def write_blocks(blocks: Iterable[str], path_or_file: str | Path | IO[str]) -> None:
