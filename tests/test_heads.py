@@ -4,6 +4,7 @@ their calibration: unit tests, property tests, and tiny end-to-end training of e
 from __future__ import annotations
 
 import importlib.util
+import os
 import json
 from dataclasses import replace
 
@@ -221,6 +222,14 @@ def test_calibrate_plot_without_matplotlib_is_an_option_error_before_parsing(ann
     monkeypatch.setattr("spandep.pipeline.model_io.load_model", lambda *a, **k: pytest.fail("parsed before the check"))
     result = CliRunner().invoke(app, ["calibrate", str(folder), str(DEV), "--plot", str(folder / "r.png")])
     assert result.exit_code == 2 and "--plot needs matplotlib" in result.output and "Traceback" not in result.output
+
+
+def test_calibrate_plot_draws_a_png(annotated, tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    _, folder = annotated
+    result = CliRunner().invoke(app, ["calibrate", str(folder), str(DEV), "--plot", str(tmp_path / "r.png")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "r.png").read_bytes().startswith(b"\x89PNG\r\n") and os.listdir(tmp_path) == ["r.png"]
 
 
 def test_calibrate_plot_into_a_missing_folder_is_an_output_error_before_parsing(annotated, monkeypatch) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from spandep.data.output import remove_stale_temporaries, write_blocks, writes_atomically
+from spandep.data.output import remove_stale_temporaries, write_blocks, write_bytes, writes_atomically
 from spandep.errors import OutputError
 
 SRC = Path(__file__).resolve().parent.parent / "src"
@@ -157,3 +157,22 @@ def test_sigterm_removes_the_temporary_file_and_kill_9_leaves_one_the_next_run_r
     result = subprocess.run(command, input=b"I saw her\n", capture_output=True, env=env)
     assert result.returncode == 0, result.stderr.decode()
     assert temporaries(tmp_path) == [] and out.read_text().count("\n\n") == 1  # kill -9's file removed
+
+
+def test_bytes_are_written_like_text(tmp_path):
+    """write_bytes (the reliability diagram's PNG) takes the same paths: atomically through a symlink, in place to a
+    FIFO, an OutputError for a missing folder."""
+    png = bytes(range(256)) + b"\r\n\x00"
+    target, link = tmp_path / "plot.png", tmp_path / "link.png"
+    target.write_bytes(b"old")
+    link.symlink_to(target.name)
+    write_bytes(png, link)
+    assert link.is_symlink() and target.read_bytes() == png and temporaries(tmp_path) == []
+    fifo = tmp_path / "fifo.png"
+    os.mkfifo(fifo)
+    reader, got = read_in_background(fifo)
+    write_bytes(png, fifo)
+    reader.join(10)
+    assert got == [png] and fifo.is_fifo()
+    with pytest.raises(OutputError, match="does not exist"):
+        write_bytes(png, tmp_path / "no" / "plot.png")

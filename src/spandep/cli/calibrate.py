@@ -29,7 +29,7 @@ def calibrate(
         import torch
 
         from spandep.data.conllu import read_conllu
-        from spandep.data.output import check_writable
+        from spandep.data.output import check_writable, write_bytes
         from spandep.evaluation.calibration import fit_platt, plot_reliability, reliability
         from spandep.inference import InferenceOptions
         from spandep.pipeline.model_io import load_model, save_calibration
@@ -71,4 +71,4 @@ def calibrate(
             typer.echo(f"saved the head probabilities' calibration {json.dumps(fitted.to_dict())} in {model / 'config.json'}")
         if plot is not None:
             curves = {"head, raw": before, "head, calibrated": after}
-            plot_reliability(curves, str(plot), f"{model.name} on {dev.name}")
+            write_bytes(plot_reliability(curves, f"{model.name} on {dev.name}"), plot)

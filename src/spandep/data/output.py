@@ -26,11 +26,11 @@ import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from spandep.errors import OutputError
 
-__all__ = ["check_writable", "remove_stale_temporaries", "write_blocks", "writes_atomically"]
+__all__ = ["check_writable", "remove_stale_temporaries", "write_blocks", "write_bytes", "writes_atomically"]
 
 _TEMP = re.compile(r"\..+\.spandep-(.+)-([0-9]+)-[^.]+\.tmp\Z")  # write_blocks' temporary files: host, PID
 
@@ -114,14 +114,23 @@ def write_blocks(blocks: Iterable[str], path_or_file: str | Path | IO[str]) -> N
     :class:`OutputError` when the target cannot be written (missing directory, no permission, a directory, disk
     full, ...); errors of the ``blocks`` iterable pass through, after the temporary file is removed.
     """
-    if isinstance(path_or_file, (str, Path)) and str(path_or_file) == "-":
+    if isinstance(path_or_file, (str, Path)) and str(path_or_file) != "-":
+        _write_path(blocks, Path(path_or_file), binary=False)
+        return
+    if isinstance(path_or_file, (str, Path)):
         _write_stream(blocks, sys.stdout, "<stdout>")
         sys.stdout.flush()
         return
-    if not isinstance(path_or_file, (str, Path)):
-        _write_stream(blocks, path_or_file, getattr(path_or_file, "name", "<stream>"))
-        return
-    path = Path(path_or_file)
+    _write_stream(blocks, path_or_file, getattr(path_or_file, "name", "<stream>"))
+
+
+def write_bytes(data: bytes, path: Path) -> None:
+    """Write binary ``data`` (a PNG, ...) to ``path`` the way :func:`write_blocks` writes text: atomically to a file,
+    in place to a device or FIFO; an :class:`OutputError` when it cannot be written."""
+    _write_path([data], path, binary=True)
+
+
+def _write_path(blocks: Iterable[str] | Iterable[bytes], path: Path, binary: bool) -> None:
     try:
         mode: int | None = os.stat(path).st_mode  # follows links: what the path leads to
     except (FileNotFoundError, NotADirectoryError):
@@ -131,19 +140,19 @@ def write_blocks(blocks: Iterable[str], path_or_file: str | Path | IO[str]) -> N
     if mode is not None and stat.S_ISDIR(mode):
         raise OutputError(f"cannot write {path}: it is a directory")
     if not writes_atomically(mode) or _through_descriptor(path):
-        _write_device(blocks, path)
+        _write_device(blocks, path, binary)
         return
     target = Path(os.path.realpath(path))  # a symlink's final target (the link itself stays)
     if not target.parent.is_dir():
         raise OutputError(f"cannot write {path}: directory {target.parent} does not exist")
-    _write_atomically(blocks, path, target, mode)
+    _write_atomically(blocks, path, target, mode, binary)
 
 
-def _write_device(blocks: Iterable[str], path: Path) -> None:
+def _write_device(blocks: Iterable[str] | Iterable[bytes], path: Path, binary: bool) -> None:
     """A device, FIFO or socket, or a file reached through an open descriptor (``/dev/stdout``): opened for
     appending (nothing truncated, no temporary file) and written in place."""
     try:
-        fh = open(path, "a", encoding="utf-8", newline="")
+        fh = _open(path, "a", binary)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
@@ -157,7 +166,7 @@ def _write_device(blocks: Iterable[str], path: Path) -> None:
         raise
 
 
-def _close(fh: IO[str], path: Path) -> None:
+def _close(fh: IO[Any], path: Path) -> None:
     try:
         fh.close()
     except OSError as exc:
@@ -177,7 +186,11 @@ def _through_descriptor(path: Path) -> bool:
     return False
 
 
-def _write_atomically(blocks: Iterable[str], path: Path, target: Path, mode: int | None) -> None:
+def _open(fd_or_path: int | Path, mode: str, binary: bool) -> IO[Any]:
+    return open(fd_or_path, mode + "b") if binary else open(fd_or_path, mode, encoding="utf-8", newline="")
+
+
+def _write_atomically(blocks: Iterable[str] | Iterable[bytes], path: Path, target: Path, mode: int | None, binary: bool) -> None:
     directory = target.parent
     remove_stale_temporaries(directory)
     try:
@@ -185,7 +198,7 @@ def _write_atomically(blocks: Iterable[str], path: Path, target: Path, mode: int
     except OSError as exc:
         reason = exc.strerror or exc
         raise OutputError(f"cannot write {path}: directory {directory} is not writable ({reason})") from None
-    fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
+    fh = _open(fd, "w", binary)
     try:
         _write_stream(blocks, fh, str(path))  # OutputError on write errors; errors of `blocks` pass through
         try:
@@ -206,7 +219,7 @@ def _write_atomically(blocks: Iterable[str], path: Path, target: Path, mode: int
         raise
 
 
-def _write_stream(blocks: Iterable[str], fh: IO[str], name: str) -> None:
+def _write_stream(blocks: Iterable[str] | Iterable[bytes], fh: IO[Any], name: str) -> None:
     for text in blocks:
         try:
             fh.write(text)

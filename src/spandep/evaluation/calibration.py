@@ -9,6 +9,7 @@ depend on it, so one parse serves the fit).
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -83,9 +84,9 @@ def fit_platt(raw: Sequence[float] | np.ndarray, correct: Sequence[bool] | np.nd
     return Calibration(head_scale=float(w[0]), head_shift=float(w[1]))
 
 
-def plot_reliability(curves: dict[str, Reliability], path: str, title: str) -> None:
+def plot_reliability(curves: dict[str, Reliability], title: str) -> bytes:
     """A reliability diagram (accuracy against mean confidence per bin, one line per curve, the diagonal for
-    reference) as a PNG; needs matplotlib."""
+    reference): the bytes of a PNG; needs matplotlib."""
     try:
         import matplotlib
 
@@ -101,5 +102,7 @@ def plot_reliability(curves: dict[str, Reliability], path: str, title: str) -> N
     ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="mean confidence in bin", ylabel="accuracy in bin", title=title)
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
+    png = io.BytesIO()
+    fig.savefig(png, format="png")
     plt.close(fig)
+    return png.getvalue()
