@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suite.report import replace_section
+from benchmarks.suite.report import print_or_replace
 from benchmarks.suite.systems import DATASETS, REPO
 
 RESULTS = REPO / "benchmarks" / "results"
@@ -114,11 +114,7 @@ def main() -> None:
         *published(PEERS / "udpipe2_published.json"),
     ]
     body = render(rows)
-    if args.doc is None:
-        print(body, end="")
-    else:
-        args.doc.write_text(replace_section(args.doc.read_text(encoding="utf-8"), body, BEGIN, END), encoding="utf-8")
-        print(f"wrote the peers tables of {args.doc}")
+    print_or_replace(body, args.doc, BEGIN, END, "the peers tables")
 
 
 if __name__ == "__main__":

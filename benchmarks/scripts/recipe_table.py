@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.scripts.peers_table import f1_cell
-from benchmarks.suite.report import replace_section
+from benchmarks.suite.report import print_or_replace
 from benchmarks.suite.systems import DATASETS, REPO
 
 RESULTS = REPO / "benchmarks" / "results" / "multilingual"
@@ -99,11 +99,7 @@ def main() -> None:
     ap.add_argument("--doc", type=Path, help=f"write the table between {BEGIN} and {END} of this file")
     args = ap.parse_args()
     body = render(read_rows())
-    if args.doc is None:
-        print(body, end="")
-    else:
-        args.doc.write_text(replace_section(args.doc.read_text(encoding="utf-8"), body, BEGIN, END), encoding="utf-8")
-        print(f"wrote the recipe table of {args.doc}")
+    print_or_replace(body, args.doc, BEGIN, END, "the recipe table")
 
 
 if __name__ == "__main__":

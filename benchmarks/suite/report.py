@@ -171,6 +171,16 @@ def replace_section(text: str, body: str, begin: str = BEGIN, end: str = END) ->
     return text[: start + len(begin)] + "\n" + body + text[stop:]
 
 
+def print_or_replace(body: str, doc: Path | None, begin: str, end: str, what: str) -> None:
+    """Print ``body``, or (``doc`` given) write it between the markers ``begin`` and ``end`` of that file, saying
+    ``wrote {what} of {doc}``: the ``--doc`` option of the scripts that generate a table."""
+    if doc is None:
+        print(body, end="")
+    else:
+        doc.write_text(replace_section(doc.read_text(encoding="utf-8"), body, begin, end), encoding="utf-8")
+        print(f"wrote {what} of {doc}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=Path, default=RESULTS)
