@@ -98,12 +98,9 @@ def usual_permissions(folder: Path) -> None:
 
 
 def check_writable(path: Path) -> None:
-    """Before long work whose result goes to ``path``: an :class:`OutputError` now if ``path`` is a directory or its
-    directory does not exist (what :func:`write_blocks` would refuse at the end)."""
-    if path.is_dir():
-        raise OutputError(f"cannot write {path}: it is a directory")
-    if not Path(os.path.realpath(path)).parent.is_dir():
-        raise OutputError(f"cannot write {path}: directory {Path(os.path.realpath(path)).parent} does not exist")
+    """Before long work whose result goes to ``path``: the :class:`OutputError` that writing there would raise at the
+    end (a directory, a missing directory, a path that cannot be looked at), raised now."""
+    _destination(path)
 
 
 def write_blocks(blocks: Iterable[str], path_or_file: str | Path | IO[str]) -> None:
@@ -114,14 +111,13 @@ def write_blocks(blocks: Iterable[str], path_or_file: str | Path | IO[str]) -> N
     :class:`OutputError` when the target cannot be written (missing directory, no permission, a directory, disk
     full, ...); errors of the ``blocks`` iterable pass through, after the temporary file is removed.
     """
-    if isinstance(path_or_file, (str, Path)) and str(path_or_file) != "-":
-        _write_path(blocks, Path(path_or_file), binary=False)
-        return
-    if isinstance(path_or_file, (str, Path)):
+    if not isinstance(path_or_file, (str, Path)):
+        _write_stream(blocks, path_or_file, getattr(path_or_file, "name", "<stream>"))
+    elif str(path_or_file) == "-":
         _write_stream(blocks, sys.stdout, "<stdout>")
         sys.stdout.flush()
-        return
-    _write_stream(blocks, path_or_file, getattr(path_or_file, "name", "<stream>"))
+    else:
+        _write_path(blocks, Path(path_or_file), binary=False)
 
 
 def write_bytes(data: bytes, path: Path) -> None:
@@ -130,7 +126,10 @@ def write_bytes(data: bytes, path: Path) -> None:
     _write_path([data], path, binary=True)
 
 
-def _write_path(blocks: Iterable[str] | Iterable[bytes], path: Path, binary: bool) -> None:
+def _destination(path: Path) -> tuple[int | None, Path | None]:
+    """How ``path`` is written: the ``st_mode`` of what it leads to (``None``: nothing yet) and, for an atomic write,
+    the file to replace (a symlink's final target; ``None``: written in place as a stream). An
+    :class:`OutputError` for a target that cannot be written."""
     try:
         mode: int | None = os.stat(path).st_mode  # follows links: what the path leads to
     except (FileNotFoundError, NotADirectoryError):
@@ -140,12 +139,19 @@ def _write_path(blocks: Iterable[str] | Iterable[bytes], path: Path, binary: boo
     if mode is not None and stat.S_ISDIR(mode):
         raise OutputError(f"cannot write {path}: it is a directory")
     if not writes_atomically(mode) or _through_descriptor(path):
-        _write_device(blocks, path, binary)
-        return
+        return mode, None
     target = Path(os.path.realpath(path))  # a symlink's final target (the link itself stays)
     if not target.parent.is_dir():
         raise OutputError(f"cannot write {path}: directory {target.parent} does not exist")
-    _write_atomically(blocks, path, target, mode, binary)
+    return mode, target
+
+
+def _write_path(blocks: Iterable[str] | Iterable[bytes], path: Path, binary: bool) -> None:
+    mode, target = _destination(path)
+    if target is None:
+        _write_device(blocks, path, binary)
+    else:
+        _write_atomically(blocks, path, target, mode, binary)
 
 
 def _write_device(blocks: Iterable[str] | Iterable[bytes], path: Path, binary: bool) -> None:
