@@ -36,10 +36,10 @@ def calibrate(
 
         check_options(("--threads", threads, COUNT))
         check_input(dev, stdin=False)
-        if plot is not None and importlib.util.find_spec("matplotlib") is None:
-            raise OptionError("--plot needs matplotlib: pip install matplotlib (or the bench extra: pip install -e '.[bench]')")
         if plot is not None:
             check_writable(plot)
+            if importlib.util.find_spec("matplotlib") is None:
+                raise OptionError("--plot needs matplotlib: pip install matplotlib (or the bench extra: pip install -e '.[bench]')")
         if threads:
             torch.set_num_threads(threads)
         parser = load_model(model)
