@@ -60,6 +60,19 @@ def test_a_model_folder_keeps_ships_and_uses_its_tokenizer(tiny_models, tokenize
     assert result.exit_code == 2 and "--tokenizer" in result.output
 
 
+def test_export_ships_a_tokenizer_trained_after_the_model(tiny_models, tokenizer_dir, tmp_path):
+    assert not (tiny_models["span"] / "tokenizer").exists()
+    runner = CliRunner()
+    shipped = tmp_path / "shipped"
+    result = runner.invoke(app, ["export", str(tiny_models["span"]), str(shipped), "--tokenizer", str(tokenizer_dir)])
+    assert result.exit_code == 0, result.output
+    assert (shipped / "tokenizer" / "config.json").read_bytes() == (tokenizer_dir / "config.json").read_bytes()
+    assert isinstance(spandep.load(shipped).tokenizer, TrainedTokenizer)
+    result = runner.invoke(app, ["export", str(tiny_models["span"]), str(tmp_path / "no"), "--tokenizer", str(tmp_path)])
+    assert result.exit_code == 2 and "not a tokenizer folder" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "no").exists()
+
+
 def test_training_copies_the_configured_tokenizer(tokenizer_dir, tmp_path):
     config = write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", epochs=1)
     config.write_text(config.read_text().replace("[data]\n", f'[data]\ntokenizer = "{tokenizer_dir}"\n', 1))

@@ -125,6 +125,20 @@ def test_a_compact_export_carries_the_treebanks_and_their_tokenizers(joint: Path
     assert [s.deprels for s in compact.parse_file(DEV).data] == [s.deprels for s in full.parse_file(DEV).data]
 
 
+def test_export_replaces_one_treebanks_tokenizer(joint: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    tiny_tokenizer(seed=1).save(other, {"note": "another tokenizer, for treebank b"})
+    shipped = tmp_path / "shipped"
+    result = runner.invoke(app, ["export", str(joint / "model"), str(shipped), "--tokenizer", f"b={other}"])
+    assert result.exit_code == 0, result.output
+    weights = {name: (shipped / "tokenizers" / name / "model.safetensors").read_bytes() for name in ("a", "b")}
+    assert weights["b"] == (other / "model.safetensors").read_bytes() != weights["a"]
+    assert weights["a"] == (joint / "model" / "tokenizers" / "a" / "model.safetensors").read_bytes()
+    for wrong in (str(other), f"c={other}"):
+        result = runner.invoke(app, ["export", str(joint / "model"), str(tmp_path / "no"), "--tokenizer", wrong])
+        assert result.exit_code == 2 and "TREEBANK=FOLDER" in result.output and not (tmp_path / "no").exists()
+
+
 def test_two_shipped_names_share_one_folder(joint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lines = {
         "aa": {"folder": str(joint / "model"), "language": "A", "treebank": "UD_A", "model_treebank": "a"},

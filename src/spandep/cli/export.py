@@ -23,6 +23,11 @@ def export(
         None, help="Name the encoder by this base alias in the copy (spandep models), for a model trained on a local "
         "folder of the same weights (checked by SHA-256): the compact copy then loads wherever `make models` ran.",
     ),
+    tokenizers: list[str] = typer.Option(
+        [], "--tokenizer", help="A trained tokenizer folder (spandep train-tokenizer's RUN/tokenizer) to ship in place "
+        "of the model's own, for a tokenizer trained after the model; for a model of several treebanks TREEBANK=FOLDER, "
+        "once per treebank.",
+    ),
 ) -> None:
     """Write a copy of MODEL for shipping, its trained tokenizer (or a multi-treebank model's tokenizers) included; a
     compact copy needs the encoder's base package installed to load."""
@@ -35,8 +40,9 @@ def export(
         loaded = load_model(model, merge_adapter=False)  # an adapter is saved apart from its base weights
         if base is not None:
             _rename_base(loaded, base)
-        tokenizer = model / TOKENIZER_FOLDER
-        save_model(loaded, output, loaded.config.get("training"), compact, int8, tokenizer if tokenizer.is_dir() else None, treebank_tokenizers(model))
+        own = model / TOKENIZER_FOLDER
+        single, several = _tokenizers(loaded, tokenizers, own if own.is_dir() else None, treebank_tokenizers(model))
+        save_model(loaded, output, loaded.config.get("training"), compact, int8, single, several)
         size = sum(f.stat().st_size for f in output.rglob("*") if f.is_file())
         typer.echo(f"wrote {output} ({size / 1e6:.1f} MB)")
 
@@ -52,3 +58,25 @@ def _rename_base(model: Parser, alias: str) -> None:
     if problem:
         raise OptionError(f"--base: {problem}")
     model.encoder.model_name = alias
+
+
+def _tokenizers(model: Parser, given: list[str], single: Path | None, several: dict[str, Path]) -> tuple[Path | None, dict[str, Path]]:
+    """The tokenizer (``single``) and the treebanks' tokenizers (``several``) of the copy: the model folder's own,
+    replaced by those ``--tokenizer`` names (``FOLDER``, or ``TREEBANK=FOLDER`` for a model of several treebanks)."""
+    names = model.treebanks.names if model.treebanks is not None else None
+    several = dict(several)
+    for item in given:
+        if names is None:
+            single = _tokenizer_folder(item)
+            continue
+        name, _, folder = item.partition("=")
+        if not folder or name not in names:
+            raise OptionError(f"--tokenizer {item!r}: this model parses {', '.join(names)}; give TREEBANK=FOLDER for one of them")
+        several[name] = _tokenizer_folder(folder)
+    return single, several
+
+
+def _tokenizer_folder(folder: str) -> Path:
+    if not (Path(folder) / "config.json").is_file():
+        raise OptionError(f"--tokenizer: {folder} is not a tokenizer folder (spandep train-tokenizer writes RUN/tokenizer)")
+    return Path(folder)
