@@ -215,5 +215,7 @@ def test_the_raw_text_benchmark_parses_as_the_treebank_it_names(joint: Path, tmp
     assert result["model_treebank"] == "b" and result["conll18"]["Words"]["f1"] == 100.0
     assert 1 <= result["trained"]["best_epoch"] <= result["trained"]["epochs"]  # how the model was trained, from its config
     assert result["conll18"]["XPOS"]["f1"] < 1.0  # treebank b has no XPOS: the column stays empty
+    assert result["ours"]["UAS"] == pytest.approx(result["conll18"]["UAS"]["f1"], abs=0.01)  # gold tokens: all words alike
+    assert result["ours"]["LAS_nopunct"] is not None and result["ours"]["punct_rule"]
     with pytest.raises(ValueError, match="'cs_cltt' is not one of this model's: a, b"):
         raw_text.main([*args, "--system", "joint", "--out", str(out)])  # cs_cltt is none of them
