@@ -222,3 +222,32 @@ def test_recipe_table_compares_each_step_with_the_one_it_builds_on(tmp_path, mon
     assert "| `recipe` |" in plain and plain.split(" | ")[-3] == "–"  # its base was not measured
     assert "| `xx-plain` |" in more and more.split(" | ")[-3] == "+2.25" and more.split(" | ")[-2] == "40 (31)"
     assert other.split(" | ")[-3] == "+1.25"
+
+
+def test_parsers_table_sets_each_span_model_beside_its_biaffine_twin(tmp_path, monkeypatch):
+    from benchmarks.scripts import parsers_table
+
+    monkeypatch.setattr(parsers_table, "REPO", tmp_path)  # sources are named relative to it
+
+    def write(treebank: str, parser: str, split: str, las: float, ours: bool = True) -> None:
+        path = parsers_table.result_path(treebank, parser, split, tmp_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record = {"conll18": {"LAS": {"f1": las}, "UAS": {"f1": las + 3}}, **({"ours": {"LAS_nopunct": las - 1}} if ours else {})}
+        path.write_text(json.dumps(record))
+
+    write("fr_sequoia", "span", "dev", 90.5)
+    write("fr_sequoia", "biaffine", "dev", 90.0)
+    write("fr_sequoia", "span", "test", 89.0)
+    write("fr_sequoia", "biaffine", "test", 89.75, ours=False)  # an older result without our own scores
+    write("en_ewt", "span", "test", 93.0)
+    write("en_ewt", "biaffine", "test", 92.0)
+    write("cs_cltt", "span", "test", 80.0)  # its twin not measured yet
+    assert parsers_table.result_path("en_ewt", "biaffine", "dev", tmp_path).name == "en_ewt_dev__accurate-biaffine__gold.json"
+    table = parsers_table.render(tmp_path).splitlines()
+    rows = [line.split(" | ") for line in table[2:] if line.startswith("| ")]
+    assert [(r[0], r[1]) for r in rows] == [("| en_ewt", "test"), ("| fr_sequoia", "dev"), ("| fr_sequoia", "test"), ("| cs_cltt", "test")]
+    en, fr_dev, fr_test, cs = rows
+    assert en[2:9] == ["96.00", "95.00", "93.00", "92.00", "+1.00", "92.00", "91.00"]
+    assert fr_dev[6] == "+0.50" and fr_test[6] == "-0.75" and fr_test[8] == "–" and cs[5] == "–" and cs[6] == "–"
+    assert "raw/fr_sequoia__fr_sequoia-span__gold.json" in fr_test[9] and "multilingual/fr_sequoia__fr_sequoia-biaffine.json" in fr_dev[9]
+    assert table[-1] == "The span parser ≥ Biaffine (test LAS, official): 1 of 2 treebanks."

@@ -1,0 +1,89 @@
+"""The span parser against the Biaffine parser per treebank, each pair with one encoder, recipe and training budget.
+
+    .venv/bin/python -m benchmarks.scripts.parsers_table                  # print the table
+    .venv/bin/python -m benchmarks.scripts.parsers_table --doc BENCHMARKS.md
+
+One row per treebank and split (dev, test), gold tokens (every column but FORM blanked): UAS and LAS by the official
+CoNLL 2018 definitions (all words, universal labels) and our own LAS without punctuation (full labels), for each
+parser, and Δ LAS (span − Biaffine, official). Rows come from ``benchmarks.suite.raw_text --mode gold`` results (a
+missing file leaves its cells "–"; a pair with neither file is left out):
+
+- each treebank of the suite but EWT: the systems ``<treebank>-span`` and ``<treebank>-biaffine``
+  (``configs/multilingual/<treebank>-<parser>.toml``); dev in ``results/multilingual/<treebank>__<system>.json``
+  (``benchmarks/scripts/recipe_step.sh``), test in ``results/raw/<treebank>__<system>__gold.json``;
+- EWT: :data:`ENGLISH` (all-mpnet-base-v2 with LoRA), dev in ``results/raw/en_ewt_dev__<system>__gold.json``.
+
+``--doc`` replaces the part of that file between ``<!-- parsers:begin -->`` and ``<!-- parsers:end -->``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from benchmarks.suite.report import print_or_replace
+from benchmarks.suite.systems import DATASETS, REPO
+
+BEGIN, END = "<!-- parsers:begin -->", "<!-- parsers:end -->"
+PARSERS = ("span", "biaffine")
+ENGLISH = {"span": "accurate", "biaffine": "accurate-biaffine"}  # the en-accurate model and its Biaffine twin
+HEADER = (
+    "| treebank | split | UAS span | UAS Biaffine | LAS span | LAS Biaffine | Δ LAS | LAS no-punct span | "
+    "LAS no-punct Biaffine | sources |\n|---|---|---|---|---|---|---|---|---|---|\n"
+)
+
+
+def result_path(treebank: str, parser: str, split: str, results: Path) -> Path:
+    """Where the gold-token result of ``parser`` on ``treebank``'s ``split`` is written (the module docstring)."""
+    if treebank == "en_ewt":
+        prefix = "en_ewt_dev" if split == "dev" else "en_ewt"
+        return results / "raw" / f"{prefix}__{ENGLISH[parser]}__gold.json"
+    system = f"{treebank}-{parser}"
+    return results / "multilingual" / f"{treebank}__{system}.json" if split == "dev" else results / "raw" / f"{treebank}__{system}__gold.json"
+
+
+def scores(path: Path) -> dict[str, float | None] | None:
+    """UAS, LAS (official F1) and our LAS without punctuation from a result file (``None``: no file)."""
+    if not path.is_file():
+        return None
+    result = json.loads(path.read_text(encoding="utf-8"))
+    official = result["conll18"]
+    return {"UAS": official["UAS"]["f1"], "LAS": official["LAS"]["f1"], "LAS_nopunct": result.get("ours", {}).get("LAS_nopunct")}
+
+
+def _cell(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def render(results: Path | None = None) -> str:
+    """The table, treebanks in the suite's order, then a line counting the test rows where the span parser leads."""
+    results = results or REPO / "benchmarks" / "results"
+    lines, ahead, measured = [], 0, 0
+    for treebank in DATASETS:
+        for split in ("dev", "test"):
+            paths = {p: result_path(treebank, p, split, results) for p in PARSERS}
+            found = {p: scores(path) for p, path in paths.items()}
+            if all(s is None for s in found.values()):
+                continue
+            span, biaffine = found["span"] or {}, found["biaffine"] or {}
+            delta = None if span.get("LAS") is None or biaffine.get("LAS") is None else span["LAS"] - biaffine["LAS"]
+            if split == "test" and delta is not None:
+                measured, ahead = measured + 1, ahead + (delta >= 0)
+            sources = ", ".join(f"`{path.relative_to(REPO)}`" for p, path in paths.items() if found[p] is not None)
+            cells = [treebank, split, *(_cell(s.get(m)) for m in ("UAS", "LAS", "LAS_nopunct") for s in (span, biaffine))]
+            cells.insert(6, "–" if delta is None else f"{delta:+.2f}")
+            lines.append("| " + " | ".join(cells + [sources]) + " |")
+    return HEADER + "\n".join(lines) + f"\n\nThe span parser ≥ Biaffine (test LAS, official): {ahead} of {measured} treebanks.\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--doc", type=Path, help=f"write the table between {BEGIN} and {END} of this file")
+    args = ap.parse_args()
+    print_or_replace(render(), args.doc, BEGIN, END, "the parsers table")
+
+
+if __name__ == "__main__":
+    main()
