@@ -1,4 +1,5 @@
-"""Word encoders: a pretrained transformer or a from-scratch word + character BiLSTM.
+"""Word encoders: a pretrained transformer (alone, or with character vectors beside it) or a from-scratch word +
+character BiLSTM.
 
 ``ENCODERS`` is the registry: a new encoder is one file (a :class:`WordEncoder` subclass) plus one line here.
 Every module here that imports Hugging Face ``transformers`` does so after this file has set it offline: no model hub
@@ -18,5 +19,6 @@ from spandep.registry import Registry
 ENCODERS: Registry[type[WordEncoder]] = Registry("encoder type")
 ENCODERS.add("transformer", "spandep.encoders.transformer:TransformerEncoder")
 ENCODERS.add("bilstm", "spandep.encoders.bilstm:BiLSTMEncoder")
+ENCODERS.add("transformer_chars", "spandep.encoders.transformer_chars:CharTransformerEncoder")
 
 __all__ = ["ENCODERS", "WordEncoder"]

@@ -42,11 +42,12 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from spandep.data.sentence import Sentence
 from spandep.encoders.base import WordEncoder
+from spandep.encoders.chars import UNK_ID, CharLSTM, char_ids, char_vectors, chars_by_frequency, pad_chars
 
 PAD = "<pad>"
 UNK = "<unk>"
 ROOT = "<root>"
-PAD_ID, UNK_ID, ROOT_ID = 0, 1, 2
+PAD_ID, ROOT_ID = 0, 2  # UNK_ID = 1 (encoders.chars): words and characters share the specials
 _SPECIALS = (PAD, UNK, ROOT)
 
 
@@ -87,28 +88,6 @@ def shared_dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
         return x
     mask = x.new_empty(x.shape[0], 1, x.shape[2]).bernoulli_(1 - p) / (1 - p)  # (batch, 1, dim)
     return x * mask  # (batch, time, dim)
-
-
-class CharLSTM(nn.Module):
-    """Character BiLSTM: one vector per word from the final forward and backward states."""
-
-    def __init__(self, n_chars: int, char_dim: int, char_out: int) -> None:
-        super().__init__()
-        self.embed = nn.Embedding(n_chars, char_dim, padding_idx=PAD_ID)
-        self.hidden = (char_out + 1) // 2
-        self.lstm = nn.LSTM(char_dim, self.hidden, batch_first=True, bidirectional=True)
-        self.proj = nn.Linear(2 * self.hidden, char_out) if 2 * self.hidden != char_out else None
-
-    def forward(self, chars: torch.Tensor) -> torch.Tensor:
-        """``chars`` ``(n, max_chars)`` padded with 0, every row non-empty -> ``(n, char_out)``."""
-        lens = chars.ne(PAD_ID).sum(-1)  # (n,)
-        emb = self.embed(chars)  # (n, max_chars, char_dim)
-        packed = pack_padded_sequence(emb, lens.cpu(), batch_first=True, enforce_sorted=False)
-        _, (h, _) = self.lstm(packed)  # h: (2, n, hidden), already in the input order
-        out = torch.cat([h[0], h[1]], dim=-1)  # (n, 2 * hidden)
-        if self.proj is not None:
-            out = self.proj(out)  # (n, char_out)
-        return out
 
 
 class BiLSTMEncoder(WordEncoder):
@@ -204,15 +183,14 @@ class BiLSTMEncoder(WordEncoder):
         ``[<pad>, <unk>, <root>, chars by frequency...]``. Ties are broken alphabetically so the
         result is deterministic.
         """
+        forms: Counter[str] = Counter()
+        for sentence in sentences_forms:
+            forms.update(sentence)
         words: Counter[str] = Counter()
-        chars: Counter[str] = Counter()
-        for forms in sentences_forms:
-            for form in forms:
-                words[form.lower() if lowercase else form] += 1
-                chars.update(form)
+        for form, n in forms.items():
+            words[form.lower() if lowercase else form] += n
         word_list = sorted((w for w, n in words.items() if n >= min_freq), key=lambda w: (-words[w], w))
-        char_list = sorted(chars, key=lambda c: (-chars[c], c))
-        return _with_specials(word_list, _SPECIALS), _with_specials(char_list, _SPECIALS)
+        return _with_specials(word_list, _SPECIALS), _with_specials(chars_by_frequency(forms), _SPECIALS)
 
     # ------------------------------------------------------------------ features
     def _word_id(self, form: str) -> int:
@@ -224,18 +202,11 @@ class BiLSTMEncoder(WordEncoder):
         idx = self.upos_index.get(tag, UNK_ID)
         return idx if idx > ROOT_ID else UNK_ID
 
-    def _char_ids(self, form: str) -> list[int]:
-        ids = [self.char_index.get(c, UNK_ID) for c in form[: self.max_chars]]
-        return ids or [UNK_ID]  # an empty form still needs one step
-
     def featurize(self, forms: list[str], upos: list[str] | None = None) -> dict[str, Any]:
         """Ids for ROOT + ``forms``: ``words`` ``(1+n,)``, ``chars`` ``(1+n, longest)`` (0-padded),
         and ``upos`` ``(1+n,)`` when the encoder embeds UPOS tags (then ``upos`` is required)."""
         words = [ROOT_ID] + [self._word_id(f) for f in forms]
-        char_rows = [[self.root_char_id]] + [self._char_ids(f) for f in forms]
-        chars = np.zeros((len(char_rows), max(map(len, char_rows))), dtype=np.int64)  # (1+n, longest)
-        for i, row in enumerate(char_rows):
-            chars[i, : len(row)] = row
+        chars = char_ids(self.char_index, forms, self.root_char_id, self.max_chars)  # (1+n, longest)
         feats: dict[str, Any] = {"words": np.asarray(words, dtype=np.int64), "chars": chars, "n_words": len(forms)}
         if self.upos_index is not None:
             if upos is None:
@@ -251,16 +222,12 @@ class BiLSTMEncoder(WordEncoder):
         """Pad to ``words`` ``(batch, 1+max_words)``, ``chars`` ``(batch, 1+max_words, max_chars)``,
         ``word_mask`` ``(batch, 1+max_words)`` bool (True for ROOT and real words), ``upos`` if used."""
         n = max(len(f["words"]) for f in features)
-        c = max(f["chars"].shape[1] for f in features)
         words = np.zeros((len(features), n), dtype=np.int64)  # (batch, 1+max_words)
-        chars = np.zeros((len(features), n, c), dtype=np.int64)  # (batch, 1+max_words, max_chars)
         for b, f in enumerate(features):
-            k, kc = f["chars"].shape
-            words[b, :k] = f["words"]
-            chars[b, :k, :kc] = f["chars"]
+            words[b, : len(f["words"])] = f["words"]
         batch = {
             "words": torch.from_numpy(words),  # (batch, 1+max_words)
-            "chars": torch.from_numpy(chars),  # (batch, 1+max_words, max_chars)
+            "chars": pad_chars([f["chars"] for f in features], n),  # (batch, 1+max_words, max_chars)
             "word_mask": torch.from_numpy(words != PAD_ID),  # (batch, 1+max_words)
         }
         if self.upos_index is not None:
@@ -271,15 +238,6 @@ class BiLSTMEncoder(WordEncoder):
         return batch
 
     # ------------------------------------------------------------------ forward
-    def _char_features(self, chars: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Char-LSTM vectors, run once per distinct char sequence -> ``(batch, 1+max_words, char_out)``."""
-        rows = chars[mask]  # (n_tokens, max_chars)
-        types, inverse = torch.unique(rows, dim=0, return_inverse=True)  # (n_types, max_chars), (n_tokens,)
-        type_vecs = self.char_lstm(types)  # (n_types, char_out)
-        out = type_vecs.new_zeros(*mask.shape, type_vecs.shape[-1])  # (batch, 1+max_words, char_out)
-        out[mask] = type_vecs[inverse]  # (batch, 1+max_words, char_out)
-        return out
-
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Return ``(batch, 1 + max_words, out_dim)``; padded positions are zero."""
         device = self.word_embed.weight.device
@@ -289,7 +247,7 @@ class BiLSTMEncoder(WordEncoder):
         total = words.shape[1]
         lens = mask.sum(-1).cpu()  # (batch,)
 
-        embeds = [self.word_embed(words), self._char_features(chars, mask)]  # (batch, 1+max_words, dim) each
+        embeds = [self.word_embed(words), char_vectors(self.char_lstm, chars, mask)]  # (batch, 1+max_words, dim) each
         if self.upos_embed is not None:
             if "upos" not in batch:
                 raise ValueError("this encoder embeds UPOS tags: the batch needs 'upos'")
