@@ -68,6 +68,7 @@ ABLATION_GRID = ("--ks", "2,5", "--ablate-mutual")
 ABLATIONS = ("span-span", "token-token", "span-token", "token-span", "no-mutual")
 
 DEFAULT_MODEL = "src/spandep/resources/default_model"
+ACCURATE_MODEL = "src/spandep/resources/en_accurate"
 
 # Config paths are relative to the repository root. Names without a run suffix are the runs chosen on dev
 # (BENCHMARKS.md); span-minilm-word is run 4 (a word-level Biaffine head on the shared encoder).
@@ -96,6 +97,9 @@ SYSTEMS: dict[str, System] = {
     # configs/ewt-span-small-annotated.toml (10 epochs) up to commit 59508db.
     "span-minilm-default-dp": System({"en_ewt": "configs/ewt-span-small-annotated-20ep.toml"}, "projective", model=DEFAULT_MODEL),
     "span-minilm-default-mst": System({"en_ewt": "configs/ewt-span-small-annotated-20ep.toml"}, "mst", model=DEFAULT_MODEL),
+    # The shipped en-accurate model (configs/ewt-span-mpnet-lora.toml: all-mpnet-base-v2 with LoRA, trained on this CPU;
+    # settings chosen on dev, BENCHMARKS.md "An accurate English model"), measured as installed.
+    "span-mpnet-accurate-dp": System({"en_ewt": "configs/ewt-span-mpnet-lora.toml"}, "projective", model=ACCURATE_MODEL),
     # The EWT recipes on the first 1,781 EWT training sentences (ParTUT's size): the gain against training-set size.
     "biaffine-minilm-1781": System({"en_ewt": "configs/ewt1781-biaffine-minilm.toml"}),
     "span-minilm-word-1781-dp": System({"en_ewt": "configs/ewt1781-span-minilm-word.toml"}, "projective", WORD_GRID),
