@@ -42,13 +42,10 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from spandep.data.sentence import Sentence
 from spandep.encoders.base import WordEncoder
-from spandep.encoders.chars import UNK_ID, CharLSTM, char_ids, char_vectors, chars_by_frequency, pad_chars
+from spandep.encoders.chars import SPECIALS, UNK_ID, CharLSTM, char_ids, char_vectors, char_vocabulary, pad_chars
 
-PAD = "<pad>"
-UNK = "<unk>"
-ROOT = "<root>"
+PAD, UNK, ROOT = SPECIALS
 PAD_ID, ROOT_ID = 0, 2  # UNK_ID = 1 (encoders.chars): words and characters share the specials
-_SPECIALS = (PAD, UNK, ROOT)
 
 
 def _with_specials(vocab: Iterable[str], specials: tuple[str, ...]) -> list[str]:
@@ -124,8 +121,8 @@ class BiLSTMEncoder(WordEncoder):
         variational: bool = True,
     ) -> None:
         super().__init__()
-        if list(word_vocab[:3]) != list(_SPECIALS):
-            raise ValueError(f"word_vocab must start with {list(_SPECIALS)}, got {list(word_vocab[:3])}")
+        if list(word_vocab[:3]) != list(SPECIALS):
+            raise ValueError(f"word_vocab must start with {list(SPECIALS)}, got {list(word_vocab[:3])}")
         if list(char_vocab[:2]) != [PAD, UNK]:
             raise ValueError(f"char_vocab must start with {[PAD, UNK]}, got {list(char_vocab[:2])}")
         if max_chars < 1 or layers < 1:
@@ -133,7 +130,7 @@ class BiLSTMEncoder(WordEncoder):
         self.word_vocab = list(word_vocab)
         # the ROOT character is added if the given vocabulary lacks it (build_vocab puts it at 2)
         self.char_vocab = list(char_vocab) if ROOT in char_vocab else list(char_vocab) + [ROOT]
-        self.upos_vocab = _with_specials(upos_vocab, _SPECIALS) if upos_vocab is not None else None
+        self.upos_vocab = _with_specials(upos_vocab, SPECIALS) if upos_vocab is not None else None
         self.word_dim, self.char_dim, self.char_out = word_dim, char_dim, char_out
         self.hidden, self.layers = hidden, layers
         self.dropout = dropout
@@ -190,7 +187,7 @@ class BiLSTMEncoder(WordEncoder):
         for form, n in forms.items():
             words[form.lower() if lowercase else form] += n
         word_list = sorted((w for w, n in words.items() if n >= min_freq), key=lambda w: (-words[w], w))
-        return _with_specials(word_list, _SPECIALS), _with_specials(chars_by_frequency(forms), _SPECIALS)
+        return _with_specials(word_list, SPECIALS), char_vocabulary(forms)
 
     # ------------------------------------------------------------------ features
     def _word_id(self, form: str) -> int:

@@ -16,6 +16,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
 PAD_ID, UNK_ID = 0, 1
+SPECIALS = ("<pad>", "<unk>", "<root>")  # ids 0, 1, 2 of every character vocabulary (the BiLSTM's word vocabulary too)
 
 
 class CharLSTM(nn.Module):
@@ -47,6 +48,11 @@ def chars_by_frequency(forms: Mapping[str, int]) -> list[str]:
         for c in form:
             counts[c] += n
     return sorted(counts, key=lambda c: (-counts[c], c))
+
+
+def char_vocabulary(forms: Mapping[str, int]) -> list[str]:
+    """:data:`SPECIALS`, then the characters of ``forms`` (form: count) by :func:`chars_by_frequency`."""
+    return [*SPECIALS, *(c for c in chars_by_frequency(forms) if c not in SPECIALS)]
 
 
 def char_ids(index: Mapping[str, int], forms: Sequence[str], root_id: int, max_chars: int) -> np.ndarray:

@@ -13,10 +13,8 @@ from typing import Any
 import torch
 
 from spandep.data.sentence import Sentence
-from spandep.encoders.chars import CharLSTM, char_ids, char_vectors, chars_by_frequency, pad_chars
+from spandep.encoders.chars import SPECIALS, CharLSTM, char_ids, char_vectors, char_vocabulary, pad_chars
 from spandep.encoders.transformer import TransformerEncoder
-
-SPECIALS = ("<pad>", "<unk>", "<root>")  # ids 0, 1, 2 (encoders.chars)
 
 
 class CharTransformerEncoder(TransformerEncoder):
@@ -58,5 +56,5 @@ class CharTransformerEncoder(TransformerEncoder):
     def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
         """The transformer's config plus the training data's characters, most frequent first."""
         config = super().config_from_data(settings, train)
-        config["char_vocab"] = [*SPECIALS, *chars_by_frequency(Counter(f for s in train for f in s.forms))]
+        config["char_vocab"] = char_vocabulary(Counter(f for s in train for f in s.forms))
         return config
