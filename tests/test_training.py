@@ -135,6 +135,14 @@ def test_a_config_can_take_several_bases_in_order(tmp_path):
     assert (cfg["training"]["epochs"], cfg["training"]["lr"], cfg["model"]["type"]) == (5, 0.25, "span")
 
 
+def test_a_config_leaves_out_a_head_of_its_base(tmp_path):
+    """`NAME = false` under [heads] drops a head that a base trains (a treebank without XPOS)."""
+    write_config(tmp_path / "a.toml", tmp_path / "run", "bilstm", model=TINY_SPAN + "\n[heads.upos]\n\n[heads.xpos]\n")
+    (tmp_path / "c.toml").write_text('base = "a.toml"\n[heads]\nxpos = false\n')
+    assert set(load_config(tmp_path / "a.toml")["heads"]) == {"upos", "xpos"}
+    assert set(load_config(tmp_path / "c.toml")["heads"]) == {"upos"}
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ('base = "missing.toml"\n', "config file not found \\(the base of"),
     ('base = "c.toml"\n', "forms a cycle"),

@@ -149,9 +149,12 @@ def _typed_table(path: Path, section: str, given: dict[str, Any]) -> dict[str, A
 
 
 def _heads(path: Path, given: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """``[heads.NAME]`` tables: each a registered output head, its settings over its defaults."""
+    """``[heads.NAME]`` tables: each a registered output head, its settings over its defaults. ``NAME = false`` under
+    ``[heads]`` leaves out a head that a base config trains (a treebank without that column)."""
     out = {}
     for name, settings in given.items():
+        if settings is False:
+            continue
         try:
             defaults = HEADS.get(name).config_defaults
         except UnknownNameError as exc:

@@ -177,7 +177,10 @@ class ClassifierHead(OutputHead):
         """The classes are every known class of the training data; ``ValueError`` when it has none."""
         tags = build_vocab(cls._known(train))
         if not tags:
-            raise ValueError(f"the training data has no {cls.column.upper()} column: leave out [heads.{cls.name}]")
+            raise ValueError(
+                f"the training data has no {cls.column.upper()} column: leave out [heads.{cls.name}] "
+                f"(or set {cls.name} = false under [heads])"
+            )
         return {"tags": tags, **settings}
 
     @classmethod
