@@ -99,7 +99,7 @@ SYSTEMS: dict[str, System] = {
     "span-minilm-default-mst": System({"en_ewt": "configs/ewt-span-small-annotated-20ep.toml"}, "mst", model=DEFAULT_MODEL),
     # The shipped en-accurate model (configs/ewt-span-mpnet-lora.toml: all-mpnet-base-v2 with LoRA, trained on this CPU;
     # settings chosen on dev, BENCHMARKS.md "An accurate English model"), measured as installed.
-    "span-mpnet-accurate-dp": System({"en_ewt": "configs/ewt-span-mpnet-lora.toml"}, "projective", model=ACCURATE_MODEL),
+    "span-mpnet-accurate-mst": System({"en_ewt": "configs/ewt-span-mpnet-lora.toml"}, "mst", model=ACCURATE_MODEL),
     # The EWT recipes on the first 1,781 EWT training sentences (ParTUT's size): the gain against training-set size.
     "biaffine-minilm-1781": System({"en_ewt": "configs/ewt1781-biaffine-minilm.toml"}),
     "span-minilm-word-1781-dp": System({"en_ewt": "configs/ewt1781-span-minilm-word.toml"}, "projective", WORD_GRID),
