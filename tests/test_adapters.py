@@ -130,6 +130,27 @@ def test_a_compact_export_ships_only_the_adapter_and_parses_as_the_trained_model
         save_model(load_model(root / "compact"), root / "again")
 
 
+def test_an_int8_all_export_stores_the_adapter_and_parser_in_int8_and_parses_nearly_alike(lora_run, monkeypatch) -> None:
+    trainer, root = lora_run
+    monkeypatch.setattr("spandep.pipeline.model_io.ALL_MIN_ELEMENTS", 0)  # the tiny model's matrices are small
+    save_model(trainer.model.eval(), root / "full-for-int8")
+    for flags, name in ((["--int8-all"], "int8-all"), ([], "compact-for-int8")):
+        result = CliRunner().invoke(app, ["export", str(root / "full-for-int8"), str(root / name), *flags])
+        assert result.exit_code == 0, result.output
+    names = json.loads((root / "int8-all" / "config.json").read_text())["compact"]["int8"]
+    assert any(".lora_A." in k for k in names) and any(k.startswith("proposal.") for k in names)
+    assert any(k.startswith("heads.") for k in names)
+    stored = load_file(str(root / "int8-all" / "model.safetensors"))
+    assert all(stored[k].dtype == torch.int8 for k in names) and all(stored[k].dim() >= 2 for k in names)
+    assert (root / "int8-all" / "model.safetensors").stat().st_size < (root / "compact-for-int8" / "model.safetensors").stat().st_size
+    sentences = list(read_conllu(DEV))
+    a, b = parses(load_model(root / "compact-for-int8"), sentences), parses(load_model(root / "int8-all"), sentences)
+    same = sum(x == y for ha, hb in zip(a, b) for x, y in zip(ha, hb))
+    assert same >= 0.9 * sum(len(h) for h in a)
+    result = CliRunner().invoke(app, ["export", str(root / "full-for-int8"), str(root / "x"), "--int8-all", "--full"])
+    assert result.exit_code == 2 and "--int8-all needs --compact" in result.output
+
+
 def test_training_with_an_adapter_resumes_to_identical_weights(tmp_path, monkeypatch, tiny_transformer_dir) -> None:
     def config(name):
         return lora_config(tmp_path, name, model_dir=tiny_transformer_dir, epochs=2, checkpoint_every=1, patience=9)

@@ -251,3 +251,25 @@ def test_parsers_table_sets_each_span_model_beside_its_biaffine_twin(tmp_path, m
     assert fr_dev[6] == "+0.50" and fr_test[6] == "-0.75" and fr_test[8] == "–" and cs[5] == "–" and cs[6] == "–"
     assert "raw/fr_sequoia__fr_sequoia-span__gold.json" in fr_test[9] and "multilingual/fr_sequoia__fr_sequoia-biaffine.json" in fr_dev[9]
     assert table[-1] == "The span parser ≥ Biaffine (test LAS, official): 1 of 2 treebanks."
+
+
+def test_shipped_table_has_a_row_per_installed_model_with_test_results(tmp_path, monkeypatch):
+    from benchmarks.scripts import peers_table, shipped_table
+
+    monkeypatch.setattr(peers_table, "REPO", tmp_path)  # sources are named relative to it
+    raw = tmp_path / "raw"
+    raw.mkdir()
+
+    def write(name: str, mode: str, las: float) -> None:
+        treebank, system = name.split("__")[:2]
+        scores = {m: {"f1": las + i} for i, m in enumerate(shipped_table.GOLD)}
+        (raw / f"{name}.json").write_text(json.dumps({"treebank": treebank, "system": system, "mode": mode, "conll18": scores}))
+
+    write("en_ewt__default__gold", "gold", 80.0)
+    write("en_ewt__default", "raw", 70.0)
+    write("en_ewt__accurate", "raw", 75.0)  # raw text only: no row (the gold-token scores make the row)
+    rows = [line.split(" | ") for line in shipped_table.render(tmp_path).splitlines()[2:]]
+    assert [r[0] for r in rows] == ["| `en`"]
+    (row,) = rows
+    assert row[3:10] == [f"{80.0 + i:.2f}" for i in range(7)] and row[10] == f"{70.0 + 4:.2f}"  # raw LAS: the 5th metric
+    assert row[11].endswith("(UD 2.17)") and "raw/en_ewt__default__gold.json" in row[12]

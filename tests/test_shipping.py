@@ -17,7 +17,7 @@ from spandep.data.sentence import Sentence, Token
 from spandep.models.heads import IGNORE as NO_TAG
 from spandep.models.heads import HeadInput
 from spandep.models.heads.upos import UposTagger
-from spandep.pipeline.int8 import dequantize, quantize
+from spandep.pipeline.int8 import SCALE_SUFFIX, dequantize, quantize
 from spandep.pipeline.model_io import load_model, resolve_device, save_model
 from spandep.pipeline.predict import parse_stream
 from spandep.training.config import load_config
@@ -120,12 +120,17 @@ def test_int8_storage_round_trips_within_half_a_step() -> None:
     back = dequantize(stored, names)
     step = w.abs().amax(1, keepdim=True) / 127  # (rows, 1)
     assert set(back) == set(state) and bool(((back[names[0]] - w).abs() <= step * 0.51 + 1e-3).all())
+    biaffine = torch.randn(3, 5, 5) * torch.linspace(0.01, 3.0, 3)[:, None, None]  # (labels, d, d): a row is [l, i, :]
+    stored, names = quantize({"linker.label_attn.weight": biaffine}, {"linker.label_attn.weight"}, min_elements=0)
+    assert stored[names[0]].shape == (3, 5, 5) and stored[names[0] + SCALE_SUFFIX].shape == (3, 5)
+    step = biaffine.abs().amax(-1, keepdim=True) / 127  # (labels, d, 1)
+    assert bool(((dequantize(stored, names)[names[0]] - biaffine).abs() <= step * 0.51 + 1e-3).all())
 
 
 def test_an_int8_copy_loads_and_parses_like_the_model(tagged_run, monkeypatch) -> None:
     trainer, root = tagged_run
     monkeypatch.setattr("spandep.pipeline.model_io.quantize", lambda state, names: quantize(state, names, min_elements=0))  # tiny matrices
-    save_model(trainer.model, root / "int8", compact=True, int8=True)
+    save_model(trainer.model, root / "int8", compact=True, int8="encoder")
     import json
 
     stored = json.loads((root / "int8" / "config.json").read_text())["compact"]["int8"]

@@ -86,7 +86,7 @@ def measure(config: Path, ewt: Path, base: str, adapter: bool, steps: int, scrat
     }
     model.eval()
     tokenizer = Path(cfg["data"]["tokenizer"])
-    for name, int8 in (("compact", False), ("compact_int8", True)):
+    for name, int8 in (("compact", None), ("compact_int8", "encoder")):
         save_model(model, scratch / name, compact=True, int8=int8, tokenizer=tokenizer)
         result[f"{name}_bytes"] = folder_bytes(scratch / name)
     result["tokenizer_bytes"] = folder_bytes(tokenizer)

@@ -75,9 +75,10 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
         if Path(config["data"][split]).resolve() != getattr(dataset, split).resolve():
             raise SystemExit(f"{config_path}: [data] {split} is {config['data'][split]}, not {dataset_name}'s {split}")
     notes = {}
-    if system.model:  # shipped: measured as installed, neither trained nor tuned by the suite
-        model, tuned_by, trained = REPO / system.model, None, dict(NOT_TRAINED)
-        notes["train_minutes"] = (f"{system.model} measured as installed, with the inference settings it ships with "
+    shipped = system.shipped(dataset_name)
+    if shipped:  # measured as installed, neither trained nor tuned by the suite
+        model, tuned_by, trained = REPO / shipped, None, dict(NOT_TRAINED)
+        notes["train_minutes"] = (f"{shipped} measured as installed, with the inference settings it ships with "
                                  "(chosen on dev); not trained by the suite (its training: README.md, model card)")
     else:
         model = ensure_model(config, config_path, args.reuse, args.threads, args.train_device)
@@ -95,7 +96,7 @@ def run_one(name: str, system: System, dataset_name: str, dataset: Dataset, args
         notes["limit"] = f"first {args.limit} test sentences only: not comparable with full runs"
     command = ["python", "-m", "benchmarks.suite.run", "--suite", dataset_name, "--systems", name, "--threads", str(args.threads)]
     command += ["--limit", str(args.limit)] if args.limit else []
-    command += ["--train-device", device] if device != "cpu" and not system.model else []
+    command += ["--train-device", device] if device != "cpu" and not shipped else []
     command += ["--parse-device", args.parse_device] if args.parse_device != "cpu" else []
     command += ["--out", args.out] if Path(args.out) != RESULTS else []
     return {

@@ -48,12 +48,17 @@ class System:
     """Training configs by dataset name; ``decoder`` (``mst`` or ``projective``) overrides the model's own; ``tune``
     (span systems): the grid arguments of ``spandep tune``, run on dev after training to choose the model's
     inference settings; ``model``: a finished model folder (from the repository root) measured as it is, with the
-    inference settings it ships with, instead of the config's run (the config then only names its data and encoder)."""
+    inference settings it ships with, instead of the config's run (the config then only names its data and encoder);
+    ``{dataset}`` in it stands for the dataset's name (one shipped model per treebank)."""
 
     configs: dict[str, str] = field(default_factory=dict)
     decoder: str | None = None
     tune: tuple[str, ...] = ()
     model: str | None = None
+
+    def shipped(self, dataset: str) -> str | None:
+        """The finished model folder measured on ``dataset`` (``None``: the config's run)."""
+        return self.model.format(dataset=dataset) if self.model else None
 
 
 # The seven non-English or PTB-sample treebanks, all with the multilingual encoder (one encoder for every language).
@@ -100,6 +105,10 @@ SYSTEMS: dict[str, System] = {
     # The shipped en-accurate model (configs/ewt-span-mpnet-lora.toml: all-mpnet-base-v2 with LoRA, trained on this CPU;
     # settings chosen on dev, BENCHMARKS.md "An accurate English model"), measured as installed.
     "span-mpnet-accurate-mst": System({"en_ewt": "configs/ewt-span-mpnet-lora.toml"}, "mst", model=ACCURATE_MODEL),
+    # The shipped treebank models (configs/multilingual/<treebank>-span.toml: the recipe of BENCHMARKS.md "Every
+    # treebank"; settings chosen on dev), measured as installed with their own decoder.
+    "span-e5-shipped": System({d: f"configs/multilingual/{d}-span.toml" for d in E5_SETS if d != "ptb_nltk_sample"},
+                              model="src/spandep/resources/{dataset}"),
     # The EWT recipes on the first 1,781 EWT training sentences (ParTUT's size): the gain against training-set size.
     "biaffine-minilm-1781": System({"en_ewt": "configs/ewt1781-biaffine-minilm.toml"}),
     "span-minilm-word-1781-dp": System({"en_ewt": "configs/ewt1781-span-minilm-word.toml"}, "projective", WORD_GRID),

@@ -19,6 +19,10 @@ def export(
     output: Path = typer.Argument(..., help="Folder to write."),
     compact: bool = typer.Option(True, "--compact/--full", help="float16 weights, frozen base weights left out."),
     int8: bool = typer.Option(False, "--int8", help="With --compact: the transformer's weight matrices stored as int8 (per-row scales); measure the copy's accuracy."),
+    int8_all: bool = typer.Option(
+        False, "--int8-all", help="With --compact: every weight matrix stored as int8, the parser's, the heads' and an "
+        "adapter's too (for a LoRA model, whose pretrained weights are not stored); measure the copy's accuracy.",
+    ),
     base: Optional[str] = typer.Option(
         None, help="Name the encoder by this base alias in the copy (spandep models), for a model trained on a local "
         "folder of the same weights (checked by SHA-256): the compact copy then loads wherever `make models` ran.",
@@ -35,14 +39,15 @@ def export(
         from spandep.pipeline.model_io import load_model, save_model
         from spandep.tokenization.text import TOKENIZER_FOLDER, treebank_tokenizers
 
-        if int8 and not compact:
-            raise OptionError("--int8 needs --compact (int8 weights are a compact model's)")
+        if (int8 or int8_all) and not compact:
+            raise OptionError(f"{'--int8-all' if int8_all else '--int8'} needs --compact (int8 weights are a compact model's)")
         loaded = load_model(model, merge_adapter=False)  # an adapter is saved apart from its base weights
         if base is not None:
             _rename_base(loaded, base)
         own = model / TOKENIZER_FOLDER
         single, several = _tokenizers(loaded, tokenizers, own if own.is_dir() else None, treebank_tokenizers(model))
-        save_model(loaded, output, loaded.config.get("training"), compact, int8, single, several)
+        scope = "all" if int8_all else "encoder" if int8 else None
+        save_model(loaded, output, loaded.config.get("training"), compact, scope, single, several)
         size = sum(f.stat().st_size for f in output.rglob("*") if f.is_file())
         typer.echo(f"wrote {output} ({size / 1e6:.1f} MB)")
 

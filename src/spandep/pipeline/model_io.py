@@ -25,7 +25,7 @@ from spandep.models.confidence import Calibration
 from spandep.pipeline.catalogue import ModelChoice, default_model, model_choice
 from spandep.tokenization.text import TOKENIZER_FOLDER, tokenizer_folder
 from spandep.tokenization.text import treebank_tokenizers as own_tokenizers
-from spandep.pipeline.int8 import dequantize, dynamic_int8, quantize
+from spandep.pipeline.int8 import ALL_MIN_ELEMENTS, Int8Scope, dequantize, dynamic_int8, quantize
 from spandep.registry import UnknownNameError
 
 FORMAT_VERSION = 2
@@ -77,7 +77,7 @@ def save_model(
     directory: Path,
     training: dict[str, Any] | None = None,
     compact: bool = False,
-    int8: bool = False,
+    int8: Int8Scope | None = None,
     tokenizer: Path | None = None,
     treebank_tokenizers: dict[str, Path] | None = None,
 ) -> None:
@@ -89,8 +89,8 @@ def save_model(
 
     ``compact`` stores floating-point weights in float16 and leaves out frozen pretrained weights, which are
     taken from the encoder's installed base package at load time (a small shippable model); ``int8`` (with
-    ``compact``) also stores the pretrained modules' linear weight matrices as int8 with per-row scales
-    (``pipeline.int8``).
+    ``compact``) also stores weight matrices as int8 with per-row scales (``pipeline.int8``): ``"encoder"`` the
+    pretrained modules' linear weights, ``"all"`` every floating-point weight of two or more dimensions.
     """
     directory = Path(directory)
     tmp = sibling_folder(directory, "choose a writable folder for the model")
@@ -107,7 +107,9 @@ def save_model(
             omitted = frozen_base_keys(model)
             state = {k: (v.half() if v.is_floating_point() else v) for k, v in state.items() if k not in omitted}
             config["compact"] = {"dtype": "float16", "from_base": omitted}
-            if int8:
+            if int8 == "all":
+                state, config["compact"]["int8"] = quantize(state, set(state), ALL_MIN_ELEMENTS)
+            elif int8 == "encoder":
                 pretrained = {id(p) for p in model.pretrained_parameters()}
                 linear = {
                     f"{name}.weight" for name, m in model.named_modules()

@@ -1,0 +1,71 @@
+"""The shipped models side by side: test scores with gold tokens and from raw text, size, and UDPipe 2's published figures.
+
+    .venv/bin/python -m benchmarks.scripts.shipped_table                 # print the table
+    .venv/bin/python -m benchmarks.scripts.shipped_table --doc README.md
+
+One row per installed name of the catalogue (``spandep models``) whose test results exist:
+``results/raw/<treebank>__<system>__gold.json`` and ``results/raw/<treebank>__<system>.json``
+(``benchmarks.suite.raw_text``, with and without ``--mode gold``), the system being :data:`SYSTEMS`' for the English
+models and ``<treebank>-span`` for the treebank models (``benchmarks/scripts/recipe_step.sh`` trains them). Every
+score is an official CoNLL 2018 F1 (all words, universal LAS); UDPipe 2's are the newest release in
+``results/peers/udpipe2_published.json``. ``--doc`` replaces the part of that file between ``<!-- shipped:begin -->``
+and ``<!-- shipped:end -->``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from benchmarks.scripts.peers_table import PEERS, RESULTS, f1_cell, measured
+from benchmarks.suite.report import print_or_replace
+from spandep.pipeline.catalogue import shipped_models
+
+BEGIN, END = "<!-- shipped:begin -->", "<!-- shipped:end -->"
+SYSTEMS = {"default_model": ("en_ewt", "default"), "en_accurate": ("en_ewt", "accurate")}  # folder -> (treebank, system)
+GOLD = ("UPOS", "UFeats", "Lemmas", "UAS", "LAS", "MLAS", "BLEX")
+HEADER = (
+    "| name | treebank | size | " + " | ".join(GOLD) + " | raw-text LAS | UDPipe 2 LAS (gold tok. / raw) | sources |\n"
+    "|---|---|---|" + "---|" * len(GOLD) + "---|---|---|\n"
+)
+
+
+def newest_udpipe2(treebank: str, mode: str, path: Path = PEERS / "udpipe2_published.json") -> dict[str, Any] | None:
+    """UDPipe 2's published figures for ``treebank`` in ``mode`` from its newest UD release (``None``: none)."""
+    figures = json.loads(path.read_text(encoding="utf-8"))["figures"] if path.is_file() else []
+    mine = [f for f in figures if f["treebank"] == treebank and f["mode"] == mode]
+    return max(mine, key=lambda f: [int(x) for x in f["ud_version"].split(".")], default=None)
+
+
+def render(results: Path = RESULTS) -> str:
+    """The table, in the catalogue's order."""
+    ours = {(r["treebank"], r["system"], r["mode"]): r for r in measured([results / "raw"])}
+    lines = []
+    for model in shipped_models():
+        treebank, system = SYSTEMS.get(model.folder.name, (model.folder.name, f"{model.folder.name}-span"))
+        gold, raw = ours.get((treebank, system, "gold")), ours.get((treebank, system, "raw"))
+        if gold is None or not model.installed():
+            continue
+        peer = [newest_udpipe2(treebank, mode) for mode in ("gold", "raw")]
+        release = next((f" (UD {p['ud_version']})" for p in peer if p is not None), "")
+        cells = [
+            f"`{model.name}`", model.treebank, f"{model.size() / 1e6:.1f} MB", *(f1_cell(gold["scores"], m) for m in GOLD),
+            "–" if raw is None else f1_cell(raw["scores"], "LAS"),
+            " / ".join("–" if p is None else f1_cell(p["conll18"], "LAS") for p in peer) + release,
+            ", ".join(f"`{r['source']}`" for r in (gold, raw) if r is not None),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return HEADER + "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--doc", type=Path, help=f"write the table between {BEGIN} and {END} of this file")
+    args = ap.parse_args()
+    print_or_replace(render(), args.doc, BEGIN, END, "the shipped-models table")
+
+
+if __name__ == "__main__":
+    main()
