@@ -109,6 +109,18 @@ def test_the_shipped_cards_are_their_benchmark_results():
     assert default_model().card()
 
 
+def test_every_shipped_model_parses_raw_text_from_a_known_base_within_its_budget():
+    """Each installed model carries its raw-text tokenizer and names a base `make models` installs; the compact
+    parts fit their budgets: en-accurate 40 MB, the treebank models 60 MB together."""
+    installed = [m for m in shipped_models() if m.installed()]
+    for model in installed:
+        assert (model.folder / "tokenizer" / "config.json").is_file() or (model.folder / "tokenizers").is_dir(), model.name
+        assert model.base() in bases.BASES, model.name
+    sizes = {m.name: m.size() for m in installed}
+    assert sizes.get("en-accurate", 0) <= 40e6
+    assert sum(size for name, size in sizes.items() if not name.startswith("en")) <= 60e6
+
+
 def test_each_treebank_of_a_shared_folder_has_its_own_card(fake_catalogue):
     """Names that share a folder trained on several treebanks read card-<treebank>.json, not each other's figures."""
     path = catalogue.CATALOGUE_FILE
