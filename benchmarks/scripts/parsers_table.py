@@ -18,12 +18,11 @@ missing file leaves its cells "–"; a pair with neither file is left out):
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suite.report import print_or_replace
+from benchmarks.suite.report import table_main
 from benchmarks.suite.systems import DATASETS, REPO
 
 BEGIN, END = "<!-- parsers:begin -->", "<!-- parsers:end -->"
@@ -79,10 +78,7 @@ def render(results: Path | None = None) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--doc", type=Path, help=f"write the table between {BEGIN} and {END} of this file")
-    args = ap.parse_args()
-    print_or_replace(render(), args.doc, BEGIN, END, "the parsers table")
+    table_main(__doc__, render, BEGIN, END, "the parsers table")
 
 
 if __name__ == "__main__":

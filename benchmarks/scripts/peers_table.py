@@ -19,13 +19,12 @@ Every cell is an F1 (percent) as written in those files.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suite.report import print_or_replace
+from benchmarks.suite.report import table_main
 from benchmarks.suite.systems import DATASETS, REPO
 
 RESULTS = REPO / "benchmarks" / "results"
@@ -106,15 +105,13 @@ def render(rows: list[dict[str, Any]]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--doc", type=Path, help=f"write the tables between {BEGIN} and {END} of this file")
-    args = ap.parse_args()
-    rows = [
-        *tokenizer_only(RESULTS / "tokenizer"), *measured([RESULTS / "raw", PEERS / "udpipe1"]),
-        *published(PEERS / "udpipe2_published.json"),
-    ]
-    body = render(rows)
-    print_or_replace(body, args.doc, BEGIN, END, "the peers tables")
+    def rows() -> list[dict[str, Any]]:
+        return [
+            *tokenizer_only(RESULTS / "tokenizer"), *measured([RESULTS / "raw", PEERS / "udpipe1"]),
+            *published(PEERS / "udpipe2_published.json"),
+        ]
+
+    table_main(__doc__, lambda: render(rows()), BEGIN, END, "the peers tables")
 
 
 if __name__ == "__main__":

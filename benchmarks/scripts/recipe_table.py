@@ -12,14 +12,13 @@ replaces the part of that file between ``<!-- recipe:begin -->`` and ``<!-- reci
 
 from __future__ import annotations
 
-import argparse
 import json
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from benchmarks.scripts.peers_table import f1_cell
-from benchmarks.suite.report import print_or_replace
+from benchmarks.suite.report import table_main
 from benchmarks.suite.systems import DATASETS, REPO
 
 RESULTS = REPO / "benchmarks" / "results" / "multilingual"
@@ -95,11 +94,7 @@ def epochs(trained: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--doc", type=Path, help=f"write the table between {BEGIN} and {END} of this file")
-    args = ap.parse_args()
-    body = render(read_rows())
-    print_or_replace(body, args.doc, BEGIN, END, "the recipe table")
+    table_main(__doc__, lambda: render(read_rows()), BEGIN, END, "the recipe table")
 
 
 if __name__ == "__main__":

@@ -14,13 +14,12 @@ and ``<!-- shipped:end -->``.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any
 
 from benchmarks.scripts.peers_table import PEERS, RESULTS, f1_cell, measured
-from benchmarks.suite.report import print_or_replace
+from benchmarks.suite.report import table_main
 from spandep.pipeline.catalogue import shipped_models
 
 BEGIN, END = "<!-- shipped:begin -->", "<!-- shipped:end -->"
@@ -61,10 +60,7 @@ def render(results: Path = RESULTS) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--doc", type=Path, help=f"write the table between {BEGIN} and {END} of this file")
-    args = ap.parse_args()
-    print_or_replace(render(), args.doc, BEGIN, END, "the shipped-models table")
+    table_main(__doc__, render, BEGIN, END, "the shipped-models table")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +180,14 @@ def print_or_replace(body: str, doc: Path | None, begin: str, end: str, what: st
     else:
         doc.write_text(replace_section(doc.read_text(encoding="utf-8"), body, begin, end), encoding="utf-8")
         print(f"wrote {what} of {doc}")
+
+
+def table_main(doc: str, render: Callable[[], str], begin: str, end: str, what: str) -> None:
+    """The command line of a script that generates a table: print it, or with ``--doc FILE`` write it between the
+    markers of that file. ``doc``: the script's docstring (its first line describes it)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--doc", type=Path, help=f"write {what} between {begin} and {end} of this file")
+    print_or_replace(render(), ap.parse_args().doc, begin, end, what)
 
 
 def main() -> None:
