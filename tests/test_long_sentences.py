@@ -84,3 +84,14 @@ def test_faithful_linker_fallback_is_counted_and_reported(tmp_path, tiny_transfo
     model = build(tmp_path, "bilstm", f'type = "span"\nspan_mlp = 16\n{linker}')
     result = parse_tokens(model, tmp_path, "mst", ["A short one .", " ".join(LONG), "And another ."])
     assert "note: 1 sentence(s) were too long for the span linker" in result.stderr
+
+
+def test_a_windowed_sentence_raises_no_tokenizer_length_warning(tiny_transformer_dir, capfd):
+    """transformers warns of "indexing errors" when a sentence has more pieces than the model takes; the encoder
+    windows such sentences, so the warning would only mislead."""
+    from spandep.encoders.transformer import TransformerEncoder
+
+    encoder = TransformerEncoder(str(tiny_transformer_dir), pretrained=False, max_pieces=16)
+    encoder.tokenizer.model_max_length = 16
+    encoder.featurize(["the", "cat", "sat"] * 20)
+    assert "longer than the specified maximum" not in capfd.readouterr().err

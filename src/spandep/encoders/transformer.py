@@ -183,7 +183,9 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
     # ----------------------------------------------------------------------------------- features
     def featurize(self, forms: list[str], upos: list[str] | None = None) -> dict[str, Any]:
         """Word pieces per word (never empty: a word that tokenises to nothing gets ``[UNK]``)."""
-        enc = self.tokenizer(list(forms), is_split_into_words=True, add_special_tokens=False)
+        # verbose=False: no "sequence length is longer than the maximum" warning; long sentences are windowed here
+        # verbose=False: no "sequence length is longer than the maximum" warning; long sentences are windowed here
+        enc = self.tokenizer(list(forms), is_split_into_words=True, add_special_tokens=False, verbose=False)
         ids: list[int] = enc["input_ids"]
         owners = enc.word_ids()
         counts = np.zeros(len(forms), dtype=np.int64)
