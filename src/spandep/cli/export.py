@@ -36,6 +36,7 @@ def export(
     """Write a copy of MODEL for shipping, its trained tokenizer (or a multi-treebank model's tokenizers) included; a
     compact copy needs the encoder's base package installed to load."""
     with handle_errors():
+        from spandep.pipeline.int8 import Int8Scope
         from spandep.pipeline.model_io import load_model, save_model
         from spandep.tokenization.text import TOKENIZER_FOLDER, treebank_tokenizers
 
@@ -46,7 +47,7 @@ def export(
             _rename_base(loaded, base)
         own = model / TOKENIZER_FOLDER
         single, several = _tokenizers(loaded, tokenizers, own if own.is_dir() else None, treebank_tokenizers(model))
-        scope = "all" if int8_all else "encoder" if int8 else None
+        scope: Int8Scope | None = "all" if int8_all else "encoder" if int8 else None
         save_model(loaded, output, loaded.config.get("training"), compact, scope, single, several)
         size = sum(f.stat().st_size for f in output.rglob("*") if f.is_file())
         typer.echo(f"wrote {output} ({size / 1e6:.1f} MB)")
