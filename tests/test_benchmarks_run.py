@@ -214,7 +214,8 @@ def test_recipe_table_compares_each_step_with_the_one_it_builds_on(tmp_path, mon
         record = {"conll18": {"LAS": {"f1": las}, "UAS": {"f1": las + 5}}, "trained": trained}
         (results / f"cs_cltt__{step}.json").write_text(json.dumps(record))
     (results / "cs_cltt__xx-more__tune.json").write_text("{}")  # a sweep, not a row
-    rows = recipe_table.read_rows(results)
+    (results / "cs_cltt__shipped.json").write_text(json.dumps({"conll18": {}}))  # a shipped copy: no step config
+    rows = recipe_table.read_rows(results, configs)
     assert sorted(r["step"] for r in rows) == ["xx-more", "xx-other", "xx-plain"]
     table = recipe_table.render(rows, configs).splitlines()
     assert [line.split(" | ")[1] for line in table[2:]] == ["`xx-plain`", "`xx-more`", "`xx-other`"]

@@ -47,12 +47,13 @@ def parent_step(step: str, configs: Path = CONFIGS) -> str | None:
     return Path(first).stem if isinstance(first, str) else None
 
 
-def read_rows(folder: Path = RESULTS) -> list[dict[str, Any]]:
-    """The dev results of the steps (``<treebank>__<step>.json``; the ``__tune`` sweeps are left out)."""
+def read_rows(folder: Path = RESULTS, configs: Path = CONFIGS) -> list[dict[str, Any]]:
+    """The dev results of the steps (``<treebank>__<step>.json`` where ``<step>.toml`` is a config; the ``__tune``
+    sweeps and the scores of shipped copies, ``<treebank>__shipped.json``, are left out)."""
     rows = []
     for path in sorted(folder.glob("*__*.json")) if folder.is_dir() else []:
         treebank, _, step = path.stem.partition("__")
-        if "__" in step:
+        if "__" in step or step_config(step, configs) is None:
             continue
         result = json.loads(path.read_text(encoding="utf-8"))
         rows.append({"treebank": treebank, "step": step, "scores": result["conll18"], "source": str(path.relative_to(REPO)),
