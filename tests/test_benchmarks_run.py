@@ -223,6 +223,12 @@ def test_recipe_table_compares_each_step_with_the_one_it_builds_on(tmp_path, mon
     assert "| `recipe` |" in plain and plain.split(" | ")[-3] == "–"  # its base was not measured
     assert "| `xx-plain` |" in more and more.split(" | ")[-3] == "+2.25" and more.split(" | ")[-2] == "40 (31)"
     assert other.split(" | ")[-3] == "+1.25"
+    (configs / "multi-e5-span.toml").write_text('base = ["recipes/e5-span.toml", "recipes/six.toml"]\n')
+    (configs / "cs_cltt-span.toml").write_text('base = "xx-more.toml"\n')
+    for step, las in (("multi-e5-span", 72.0), ("cs_cltt-span", 71.0)):
+        (results / f"cs_cltt__{step}.json").write_text(json.dumps({"conll18": {"LAS": {"f1": las}}, "trained": {}}))
+    multi = [line for line in recipe_table.render(recipe_table.read_rows(results, configs), configs).splitlines() if "`multi-e5-span`" in line]
+    assert "| `cs_cltt-span` |" in multi[0] and multi[0].split(" | ")[-3] == "+1.00"  # against the treebank's own model
 
 
 def test_parsers_table_sets_each_span_model_beside_its_biaffine_twin(tmp_path, monkeypatch):
