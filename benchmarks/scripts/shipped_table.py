@@ -31,9 +31,8 @@ HEADER = (
 )
 
 
-def newest_udpipe2(treebank: str, mode: str, path: Path = PEERS / "udpipe2_published.json") -> dict[str, Any] | None:
-    """UDPipe 2's published figures for ``treebank`` in ``mode`` from its newest UD release (``None``: none)."""
-    figures = json.loads(path.read_text(encoding="utf-8"))["figures"] if path.is_file() else []
+def newest_udpipe2(figures: list[dict[str, Any]], treebank: str, mode: str) -> dict[str, Any] | None:
+    """Of UDPipe 2's published ``figures``, those for ``treebank`` in ``mode`` from its newest UD release (``None``: none)."""
     mine = [f for f in figures if f["treebank"] == treebank and f["mode"] == mode]
     return max(mine, key=lambda f: [int(x) for x in f["ud_version"].split(".")], default=None)
 
@@ -41,13 +40,15 @@ def newest_udpipe2(treebank: str, mode: str, path: Path = PEERS / "udpipe2_publi
 def render(results: Path = RESULTS) -> str:
     """The table, in the catalogue's order."""
     ours = {(r["treebank"], r["system"], r["mode"]): r for r in measured([results / "raw"])}
+    published = PEERS / "udpipe2_published.json"
+    figures = json.loads(published.read_text(encoding="utf-8"))["figures"] if published.is_file() else []
     lines = []
     for model in shipped_models():
         treebank, system = SYSTEMS.get(model.folder.name, (model.folder.name, f"{model.folder.name}-span"))
         gold, raw = ours.get((treebank, system, "gold")), ours.get((treebank, system, "raw"))
         if gold is None or not model.installed():
             continue
-        peer = [newest_udpipe2(treebank, mode) for mode in ("gold", "raw")]
+        peer = [newest_udpipe2(figures, treebank, mode) for mode in ("gold", "raw")]
         release = next((f" (UD {p['ud_version']})" for p in peer if p is not None), "")
         cells = [
             f"`{model.name}`", model.treebank, f"{model.size() / 1e6:.1f} MB", *(f1_cell(gold["scores"], m) for m in GOLD),
