@@ -7,6 +7,7 @@ import torch
 
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, train_interrupted, write_config
 from spandep.data.conllu import read_conllu
+from spandep.errors import OptionError
 from spandep.pipeline.model_io import load_model, save_model
 from spandep.pipeline.predict import parse_stream
 from spandep.training.config import load_config
@@ -52,6 +53,22 @@ def test_interrupted_training_resumes_to_identical_weights(tmp_path, monkeypatch
     a, b = _weights(tmp_path / "a" / "model"), _weights(tmp_path / "b" / "model")
     assert a.keys() == b.keys()
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_run_resumes_with_more_epochs_but_not_with_other_settings(tmp_path, monkeypatch):
+    path = write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", checkpoint_every=2, patience=9)
+    train_interrupted(load_config(path), monkeypatch, at_call=3)
+    saved = (tmp_path / "run" / "config.json").read_text()
+    other = load_config(path)
+    other["training"]["lr"] = 5e-3
+    other["encoder"]["hidden"] = 32  # a checkpoint of another shape would not even load
+    with pytest.raises(OptionError, match=r"\[encoder\] hidden: 16 → 32; \[training\] lr: 0\.002 → 0\.005\)"):
+        Trainer(other).run()
+    assert (tmp_path / "run" / "config.json").read_text() == saved  # nothing in the folder was touched
+    longer = load_config(path)
+    longer["training"]["epochs"] = 3
+    trainer = Trainer(longer)
+    assert trainer.run()["step"] == trainer.total_steps
 
 
 def test_saved_transformer_model_reloads_with_same_predictions(tmp_path, tiny_transformer_dir):

@@ -42,6 +42,28 @@ def run_lock(out: Path) -> Iterator[None]:
         yield
 
 
+RESUMABLE = {  # what a resumed run may change: how long and where it runs, not what it learns
+    "training": {"epochs", "patience", "threads", "checkpoint_every", "eval_batch_tokens", "device", "output"},
+    "data": {"tokenizer"},
+    "inference": None,  # None: the whole table
+}
+
+
+def changed_settings(saved: dict[str, Any], cfg: dict[str, Any]) -> list[str]:
+    """The settings, as ``[table] key: old → new``, that differ between the config a run was started with and
+    ``cfg`` and that a resumed run may not change (``RESUMABLE``): its checkpoint was trained under the old ones."""
+    changed = []
+    for table in sorted(set(saved) | set(cfg)):
+        free = RESUMABLE.get(table, set())
+        if free is None:
+            continue
+        old, new = saved.get(table, {}), cfg.get(table, {})
+        for key in sorted(set(old) | set(new)):
+            if key not in free and old.get(key) != new.get(key):
+                changed.append(f"[{table}] {key}: {old.get(key)!r} → {new.get(key)!r}")
+    return changed
+
+
 def _atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:

@@ -30,12 +30,13 @@ from spandep.data.batching import token_batches
 from spandep.data.conllu import check_trees, read_conllu
 from spandep.data.sentence import Sentence
 from spandep.encoders.base import batch_cost
+from spandep.errors import OptionError
 from spandep.evaluation.metrics import evaluate
 from spandep.inference import InferenceOptions
 from spandep.models import Parser, build_model, config_from_data
 from spandep.pipeline.model_io import resolve_device, save_model
 from spandep.pipeline.predict import with_tree
-from spandep.training.checkpoint import load_checkpoint, run_lock, save_checkpoint
+from spandep.training.checkpoint import changed_settings, load_checkpoint, run_lock, save_checkpoint
 from spandep.training.config import check_resources
 from spandep.training.treebanks import epoch_sentences, macro_scores, treebank_files
 
@@ -136,8 +137,9 @@ class Trainer:
 
     def _train(self) -> dict[str, Any]:
         tr = self.cfg["training"]
-        (self.out / "config.json").write_text(json.dumps(self.cfg, indent=2) + "\n", encoding="utf-8")
         ckpt_dir = self.out / "checkpoint"
+        self._check_resumable(ckpt_dir)
+        (self.out / "config.json").write_text(json.dumps(self.cfg, indent=2) + "\n", encoding="utf-8")
         state = load_checkpoint(ckpt_dir, self.model, self.optimizer) or {
             "step": 0, "epoch": 0, "batch": 0, "best": None, "bad_epochs": 0, "history": [], "train_seconds": 0.0,
         }
@@ -185,6 +187,19 @@ class Trainer:
             state["batch"] = 0
             save_checkpoint(ckpt_dir, self.model, self.optimizer, state)
         return state
+
+    def _check_resumable(self, ckpt_dir: Path) -> None:
+        """A run resumed under other settings than it was started with (``checkpoint.RESUMABLE`` says which may
+        change, such as ``epochs``) fails with the list of them, before anything in the folder is touched."""
+        saved = self.out / "config.json"
+        if not (ckpt_dir / "latest.json").is_file() or not saved.is_file():
+            return
+        changed = changed_settings(json.loads(saved.read_text(encoding="utf-8")), json.loads(json.dumps(self.cfg)))
+        if changed:
+            raise OptionError(
+                f"{self.out} holds a run started with other settings ({'; '.join(changed)}): it resumes only under the "
+                f"same ones; restore them, or train into another [training] output (or remove {ckpt_dir} to start over)"
+            )
 
     def _log(self, line: str) -> None:
         """``line`` to the log and to ``train.log``."""
