@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
-from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
+from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, write_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner

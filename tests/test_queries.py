@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
-from transformers import AutoModel, AutoTokenizer
+from transformers import AutoTokenizer
 
 from spandep.models.span.queries import (
     MARKERS,

@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from benchmarks.suite.record import checkout, machine
+from benchmarks.suite.record import checkout, machine, write_json
 from benchmarks.suite.systems import DATA, REPO
 from spandep.data.batching import token_batches
 from spandep.pipeline.model_io import save_model
@@ -124,7 +124,7 @@ def main() -> None:
         **checkout(), "machine": machine(), "torch": torch.__version__, "torch_threads": 1,
         "date": time.strftime("%Y-%m-%d"), "runs": runs,
     }
-    args.out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    write_json(args.out, record, indent=1)
     print(f"wrote {args.out}")
 
 

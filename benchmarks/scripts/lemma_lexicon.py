@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
+from benchmarks.suite.record import write_json
 from spandep.data.conllu import read_conllu
 from spandep.models.heads.lemma import lemma_lexicon
 
@@ -29,9 +29,7 @@ def main() -> None:
     if "lemma" not in heads:
         raise SystemExit(f"{args.model}: the model has no lemma head")
     heads["lemma"]["lexicon"] = lemma_lexicon(list(read_conllu(args.train)))
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_json(path, config)
     pairs = sum(map(len, heads["lemma"]["lexicon"].values()))
     print(f"{path}: lemma lexicon of {pairs:,} (form, UPOS) pairs from {args.train}")
 

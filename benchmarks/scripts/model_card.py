@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from benchmarks.suite.record import write_json
 from benchmarks.suite.systems import REPO
 from spandep.pipeline.catalogue import card_file
 
@@ -53,7 +54,7 @@ def main() -> None:
     source = str(args.result.resolve().relative_to(REPO))
     card = card_from_result(result, source)
     path = args.model / card_file(args.treebank)
-    path.write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(path, card)
     print(f"wrote {path}")
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from benchmarks.suite.report import table_main
 from benchmarks.suite.systems import DATASETS, REPO

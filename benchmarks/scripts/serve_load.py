@@ -33,6 +33,7 @@ from typing import Any
 import httpx
 
 from benchmarks.suite.record import git, machine
+from spandep.data.output import write_blocks
 
 HOST = "127.0.0.1"  # loopback only
 MAX_SECONDS = 600
@@ -263,7 +264,7 @@ def main() -> None:
     text = json.dumps(result, indent=1)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+        write_blocks([text + "\n"], Path(args.out))
     printed = {k: v for k, v in result.items() if k != "memory"}
     print(json.dumps({**printed, "memory": {k: v for k, v in memory.items() if k != "samples_mb"}}, indent=1))
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 import torch
 
+from benchmarks.suite.record import write_json
 from spandep.data.conllu import read_conllu
 from spandep.inference import InferenceOptions, InferenceStats
 from spandep.models.span import LINKERS
@@ -54,9 +56,7 @@ def main() -> None:
                      "threads": speed["threads"]})
         print(json.dumps(rows[-1]), flush=True)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump({"model": args.model, "test": args.test, "rows": rows}, fh, indent=2)
-            fh.write("\n")
+        write_json(Path(args.out), {"model": args.model, "test": args.test, "rows": rows})
 
 
 if __name__ == "__main__":

@@ -14,15 +14,15 @@ too). Each span setting (``--ks``) is also parsed once more and scored against t
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import sys
+from pathlib import Path
 from typing import Any
 
 import torch
 
-from benchmarks.suite.record import git
+from benchmarks.suite.record import git, write_json
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.evaluation.metrics import evaluate
@@ -95,9 +95,7 @@ def main() -> None:
         print(f"{row['system']:>18}: {row['sent_per_s']:7.1f} sent/s ({row['vs_biaffine']:.0%} of Biaffine)  "
               f"UAS/LAS no punct {row['accuracy']['uas_no_punct']}/{row['accuracy']['las_no_punct']}")
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump(result, fh, indent=1)
-            fh.write("\n")
+        write_json(Path(args.out), result, indent=1)
 
 
 if __name__ == "__main__":

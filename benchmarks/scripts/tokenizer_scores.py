@@ -34,7 +34,7 @@ from typing import Any
 import torch
 from udtools import udeval
 
-from benchmarks.suite.record import checkout, machine
+from benchmarks.suite.record import checkout, machine, write_json
 from benchmarks.suite.systems import DATA, DATASETS, REPO
 from spandep.data.conllu import format_sentence
 from spandep.data.sentence import Sentence
@@ -121,10 +121,7 @@ def main(argv: list[str] | None = None) -> None:
         result[split] = score_split(tokenizer, split_file(args.data, args.treebank, split))
         print(split, " ".join(f"{m} {result[split][m]['f1']:.2f}" for m in METRICS), f"{result[split]['sentences_per_s']} sent/s")
     out = args.out or RESULTS / f"{args.treebank}{'' if args.tokenizer else '__rules'}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    write_json(out, result)
     print("wrote", out)
 
 

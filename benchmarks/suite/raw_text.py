@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from benchmarks.suite.record import checkout, machine
+from benchmarks.suite.record import checkout, machine, write_json
 from benchmarks.suite.systems import DATASETS, RESULTS
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence, Token
@@ -189,10 +189,7 @@ def main(argv: list[str] | None = None) -> None:
         **checkout(), "machine": machine(), "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
     }
     out = args.out or RESULTS / "raw" / f"{args.dataset}__{args.system}{'' if args.mode == 'raw' else '__gold'}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(out)
+    write_json(out, result)
     print("wrote", out)
     print(" ".join(f"{name} {score['f1']:.2f}" for name, score in result["conll18"].items() if isinstance(score, dict)))
     print(json.dumps({k: v for k, v in result["speed"].items() if k != "seconds"}))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.suite.systems import REPO
+from spandep.data.output import write_blocks
 
 SCHEMA = "spandep-benchmark/1"
 REQUIRED = (
@@ -105,7 +106,10 @@ def write_result(
     missing = [key for key in required if key not in result]
     if missing:
         raise ValueError(f"result for {path.name} lacks {', '.join(missing)}")
+    write_json(path, {"schema": schema, **result})
+
+
+def write_json(path: Path, data: Any, indent: int = 2) -> None:
+    """Write ``data`` as JSON (UTF-8) to ``path``, its folder made, atomically as every spandep output is."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps({"schema": schema, **result}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_blocks([json.dumps(data, indent=indent, ensure_ascii=False) + "\n"], path)

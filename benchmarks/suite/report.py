@@ -21,6 +21,7 @@ from typing import Any
 
 from benchmarks.suite.record import SCHEMA
 from benchmarks.suite.systems import DATASETS, REPO, RESULTS, SYSTEMS, System
+from spandep.data.output import write_blocks
 from spandep.evaluation.punct import PUNCT_RULE
 
 WIDTH = 115  # the line width of the hand-written parts of BENCHMARKS.md
@@ -178,7 +179,7 @@ def print_or_replace(body: str, doc: Path | None, begin: str, end: str, what: st
     if doc is None:
         print(body, end="")
     else:
-        doc.write_text(replace_section(doc.read_text(encoding="utf-8"), body, begin, end), encoding="utf-8")
+        write_blocks([replace_section(doc.read_text(encoding="utf-8"), body, begin, end)], doc)
         print(f"wrote {what} of {doc}")
 
 
@@ -197,7 +198,7 @@ def main() -> None:
     args = ap.parse_args()
     gpu = load_results(args.results / "gpu") if (args.results / "gpu").is_dir() else []
     body = render(load_results(args.results), gpu=gpu)
-    args.doc.write_text(replace_section(args.doc.read_text(encoding="utf-8"), body), encoding="utf-8")
+    write_blocks([replace_section(args.doc.read_text(encoding="utf-8"), body)], args.doc)
     print(f"wrote the results section of {args.doc}")
 
 

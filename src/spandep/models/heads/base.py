@@ -18,7 +18,6 @@ from typing import Any, ClassVar
 
 import zlib
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
