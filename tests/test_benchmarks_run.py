@@ -13,11 +13,13 @@ from pathlib import Path
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 
 from benchmarks.scripts.nonprojectivity import nonprojective_share
+from benchmarks.scripts.tokenizer_tuning_split import main as tuning_split_main
 from benchmarks.suite import record
 from benchmarks.suite.record import REQUIRED
 from benchmarks.suite.report import BEGIN, END, load_results, render, replace_section
 from benchmarks.suite.run import ensure_model, parse_args, run_suite
 from benchmarks.suite.systems import DATASETS, E5_SETS, REPO, SYSTEMS, Dataset, System
+from spandep.data.conllu import read_conllu
 from spandep.pipeline.model_io import CHOICE_FILE
 from spandep.training.config import load_config
 
@@ -280,3 +282,16 @@ def test_shipped_table_has_a_row_per_installed_model_with_test_results(tmp_path,
     (row,) = rows
     assert row[3:10] == [f"{80.0 + i:.2f}" for i in range(7)] and row[10] == f"{70.0 + 4:.2f}"  # raw LAS: the 5th metric
     assert row[11].endswith("(UD 2.17)") and "raw/en_ewt__default__gold.json" in row[12]
+
+
+def test_tokenizer_tuning_split_moves_every_tenth_train_sentence_and_loses_none(tmp_path):
+    tuning_split_main([str(TRAIN), str(DEV), str(tmp_path)])
+    train, dev = list(read_conllu(TRAIN)), list(read_conllu(DEV))
+    kept, tune = list(read_conllu(tmp_path / "train.conllu")), list(read_conllu(tmp_path / "tune.conllu"))
+    held = tune[len(dev):]
+    assert [s.forms for s in tune[: len(dev)]] == [s.forms for s in dev]
+    assert [s.forms for s in held] == [s.forms for s in train[9::10]] and held
+    assert len(kept) + len(held) == len(train)
+    assert sorted(map(tuple, (s.forms for s in kept + held))) == sorted(map(tuple, (s.forms for s in train)))
+    newdocs = (tmp_path / "tune.conllu").read_text(encoding="utf-8").count("# newdoc")
+    assert newdocs == Path(DEV).read_text(encoding="utf-8").count("# newdoc") + 1  # the held-out part, a document
