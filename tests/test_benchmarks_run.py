@@ -12,6 +12,7 @@ from pathlib import Path
 
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 
+from benchmarks.scripts.extra_training_data import main as extra_data_main
 from benchmarks.scripts.nonprojectivity import nonprojective_share
 from benchmarks.scripts.tokenizer_tuning_split import main as tuning_split_main
 from benchmarks.suite import record
@@ -295,3 +296,13 @@ def test_tokenizer_tuning_split_moves_every_tenth_train_sentence_and_loses_none(
     assert sorted(map(tuple, (s.forms for s in kept + held))) == sorted(map(tuple, (s.forms for s in train)))
     newdocs = (tmp_path / "tune.conllu").read_text(encoding="utf-8").count("# newdoc")
     assert newdocs == Path(DEV).read_text(encoding="utf-8").count("# newdoc") + 1  # the held-out part, a document
+
+
+def test_extra_training_data_leaves_out_every_sentence_that_overlaps_the_excluded_splits(tmp_path, capsys):
+    out = tmp_path / "train.conllu"
+    extra_data_main([str(out), str(TRAIN), str(TRAIN), str(DEV), "--exclude", str(DEV)])  # DEV overlaps itself
+    train, dev, written = (list(read_conllu(p)) for p in (TRAIN, DEV, out))
+    dev_forms = [d.forms for d in dev]
+    assert [s.forms for s in written] == [s.forms for s in train] + [s.forms for s in train if s.forms not in dev_forms]
+    assert not any(s.forms in dev_forms for s in written[len(train):])  # every extra copy of a dev sentence is out
+    assert f"+ {len(written) - len(train)} of {len(train) + len(dev)} extra" in capsys.readouterr().out
