@@ -10,6 +10,7 @@ from spandep.data.conllu import read_conllu
 from spandep.errors import OptionError
 from spandep.pipeline.model_io import load_model, save_model
 from spandep.pipeline.predict import parse_stream
+from spandep.training.checkpoint import changed_settings
 from spandep.training.config import load_config
 from spandep.training.trainer import Trainer, lr_factor
 
@@ -69,6 +70,13 @@ def test_a_run_resumes_with_more_epochs_but_not_with_other_settings(tmp_path, mo
     longer["training"]["epochs"] = 3
     trainer = Trainer(longer)
     assert trainer.run()["step"] == trainer.total_steps
+
+
+def test_resume_check_lists_changed_settings_but_not_those_a_later_version_added():
+    saved = {"model": {"k": 5}, "training": {"lr": 1e-3, "epochs": 10}, "inference": {"k": 2}}
+    now = {"model": {"k": 5, "new_setting": 1}, "training": {"lr": 1e-3, "epochs": 30}, "inference": {"k": 5}}
+    assert changed_settings(saved, now) == []
+    assert changed_settings(saved, {**now, "model": {}}) == ["[model] k: 5 → None"]
 
 
 def test_saved_transformer_model_reloads_with_same_predictions(tmp_path, tiny_transformer_dir):

@@ -51,15 +51,16 @@ RESUMABLE = {  # what a resumed run may change: how long and where it runs, not 
 
 def changed_settings(saved: dict[str, Any], cfg: dict[str, Any]) -> list[str]:
     """The settings, as ``[table] key: old → new``, that differ between the config a run was started with and
-    ``cfg`` and that a resumed run may not change (``RESUMABLE``): its checkpoint was trained under the old ones."""
+    ``cfg`` and that a resumed run may not change (``RESUMABLE``): its checkpoint was trained under the old ones. A
+    setting the saved config lacks (one a later spandep added, at its default) does not count."""
     changed = []
-    for table in sorted(set(saved) | set(cfg)):
+    for table in sorted(saved):
         free = RESUMABLE.get(table, set())
         if free is None:
             continue
-        old, new = saved.get(table, {}), cfg.get(table, {})
-        for key in sorted(set(old) | set(new)):
-            if key not in free and old.get(key) != new.get(key):
+        old, new = saved[table], cfg.get(table, {})
+        for key in sorted(old):
+            if key not in free and old[key] != new.get(key):
                 changed.append(f"[{table}] {key}: {old.get(key)!r} → {new.get(key)!r}")
     return changed
 
