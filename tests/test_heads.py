@@ -206,6 +206,20 @@ def test_every_head_trains_fills_its_column_and_saves(annotated, tmp_path) -> No
     ]
 
 
+def test_export_drop_head_leaves_its_column_blank_and_the_rest_unchanged(annotated, tmp_path) -> None:
+    model, folder = annotated
+    runner = CliRunner()
+    result = runner.invoke(app, ["export", str(folder), str(tmp_path / "copy"), "--full", "--drop-head", "xpos"])
+    assert result.exit_code == 0, result.output
+    blank = [replace(s, words=[replace(w, lemma="_", upos="_", xpos="_", feats="_") for w in s.words]) for s in read_conllu(DEV)]
+    whole, dropped = (list(parse_stream(load_model(f), blank)) for f in (folder, tmp_path / "copy"))
+    assert all(w.xpos == "_" for s in dropped for w in s.words)
+    keep = lambda parsed: [[(w.head, w.deprel, w.upos, w.feats, w.lemma) for w in s.words] for s in parsed]  # noqa: E731
+    assert keep(dropped) == keep(whole)
+    again = runner.invoke(app, ["export", str(tmp_path / "copy"), str(tmp_path / "again"), "--full", "--drop-head", "xpos"])
+    assert again.exit_code == 2 and "the model's output heads are upos, feats, lemma" in again.output
+
+
 def test_calibrate_fits_and_saves_the_calibration(annotated) -> None:
     _, folder = annotated
     result = CliRunner().invoke(app, ["calibrate", str(folder), str(DEV), "--write"])

@@ -27,6 +27,10 @@ def export(
         None, help="Name the encoder by this base alias in the copy (spandep models), for a model trained on a local "
         "folder of the same weights (checked by SHA-256): the compact copy then loads wherever `make models` ran.",
     ),
+    drop_heads: list[str] = typer.Option(
+        [], "--drop-head", help="An output head (upos, xpos, feats, lemma) to leave out of the copy, its column then "
+        "written as `_`: for a treebank whose training data fills that column only in part (ru_taiga's XPOS); repeatable.",
+    ),
     tokenizers: list[str] = typer.Option(
         [], "--tokenizer", help="A trained tokenizer folder (spandep train-tokenizer's RUN/tokenizer) to ship in place "
         "of the model's own, for a tokenizer trained after the model; for a model of several treebanks TREEBANK=FOLDER, "
@@ -45,6 +49,10 @@ def export(
         loaded = load_model(model, merge_adapter=False)  # an adapter is saved apart from its base weights
         if base is not None:
             _rename_base(loaded, base)
+        for name in drop_heads:
+            if name not in loaded.heads:
+                raise OptionError(f"--drop-head {name}: the model's output heads are {', '.join(loaded.heads) or 'none'}")
+            del loaded.heads[name]
         own = model / TOKENIZER_FOLDER
         single, several = _tokenizers(loaded, tokenizers, own if own.is_dir() else None, treebank_tokenizers(model))
         scope: Int8Scope | None = "all" if int8_all else "encoder" if int8 else None
