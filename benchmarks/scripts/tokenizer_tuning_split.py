@@ -17,24 +17,23 @@ both genres; the test split stays untouched. Used by ``benchmarks/scripts/train_
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
+from spandep.data.conllu import format_sentence, read_conllu
 from spandep.data.output import write_blocks
+from spandep.data.sentence import Sentence
 
 EVERY = 10  # one train sentence in EVERY goes to the tuning split
 
 
-def sentence_blocks(path: Path) -> list[str]:
-    """The sentences of a CoNLL-U file as their text blocks (comments and lines, no blank line)."""
-    return [block.strip("\n") for block in path.read_text(encoding="utf-8").split("\n\n") if block.strip()]
-
-
-def tuning_split(train: list[str], dev: list[str]) -> tuple[list[str], list[str]]:
+def tuning_split(train: list[Sentence], dev: list[Sentence]) -> tuple[list[Sentence], list[Sentence]]:
     """``(train without every EVERY-th sentence, dev + those sentences as a new document)``."""
     held = train[EVERY - 1 :: EVERY]
-    kept = [block for i, block in enumerate(train) if i % EVERY != EVERY - 1]
-    first = held[0] if held[0].startswith("# newdoc") else "# newdoc\n" + held[0]
-    return kept, [*dev, first, *held[1:]]
+    kept = [sentence for i, sentence in enumerate(train) if i % EVERY != EVERY - 1]
+    if not any(line.startswith("# newdoc") for line in held[0].comments):
+        held[0] = replace(held[0], comments=["# newdoc", *held[0].comments])
+    return kept, [*dev, *held]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -43,11 +42,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("dev", type=Path, help="the treebank's dev split")
     parser.add_argument("out", type=Path, help="folder for train.conllu and tune.conllu")
     args = parser.parse_args(argv)
-    dev = sentence_blocks(args.dev)
-    kept, tune = tuning_split(sentence_blocks(args.train), dev)
+    dev = list(read_conllu(args.dev))
+    kept, tune = tuning_split(list(read_conllu(args.train)), dev)
     args.out.mkdir(parents=True, exist_ok=True)
-    for name, blocks in (("train.conllu", kept), ("tune.conllu", tune)):
-        write_blocks([block + "\n\n" for block in blocks], args.out / name)
+    for name, sentences in (("train.conllu", kept), ("tune.conllu", tune)):
+        write_blocks(map(format_sentence, sentences), args.out / name)
     print(f"{args.out}: train {len(kept)} sentences, tune {len(tune)} (dev + {len(tune) - len(dev)} from train)")
 
 
