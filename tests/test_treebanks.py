@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -219,3 +220,32 @@ def test_the_raw_text_benchmark_parses_as_the_treebank_it_names(joint: Path, tmp
     assert result["ours"]["LAS_nopunct"] is not None and result["ours"]["punct_rule"]
     with pytest.raises(ValueError, match="'cs_cltt' is not one of this model's: a, b"):
         raw_text.main([*args, "--system", "joint", "--out", str(out)])  # cs_cltt is none of them
+
+
+@pytest.mark.parametrize("joint", ["span"], indirect=True)
+def test_tune_chooses_and_saves_one_treebanks_settings(joint: Path, tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    shutil.copytree(joint / "model", model)
+    dev_b = tmp_path / "b-dev.conllu"
+    write_conllu([relabelled(s) for s in read_conllu(DEV)], dev_b)
+    result = runner.invoke(app, ["tune", str(model), str(dev_b), "--ks", "1,2", "--lams", "0.5", "--write"])
+    assert result.exit_code == 2 and "name the one DEV belongs to with --treebank NAME" in result.output
+    result = runner.invoke(app, ["tune", str(model), str(dev_b), "--treebank", "c", "--ks", "1"])
+    assert result.exit_code == 2 and "treebank 'c' is not one of this model's: a, b" in result.output
+    out = tmp_path / "sweep.json"
+    args = ["tune", str(model), str(dev_b), "--treebank", "b", "--ks", "1,2", "--lams", "3", "--write", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0 and "for treebank b" in result.output, result.output
+    sweep = json.loads(out.read_text())
+    assert sweep["treebank"] == "b"
+    best = sweep["best"]
+    assert json.loads((model / "inference_choice-b.json").read_text())["best"] == best
+    loaded = load_model(model)
+    shared = loaded.settings(InferenceOptions(treebank="a"))
+    chosen = loaded.settings(InferenceOptions(treebank="b"))
+    assert (chosen.k, chosen.lam, chosen.decoder) == (best["k"], best["lam"], best["decoder"])
+    assert (shared.k, shared.lam) == (loaded.inference.k, loaded.inference.lam) and shared.lam != 3.0  # a keeps the shared ones
+    assert loaded.settings(InferenceOptions(treebank="b", lam=7.0)).lam == 7.0  # a run's own choice still wins
+    compact = tmp_path / "shipped"
+    assert runner.invoke(app, ["export", str(model), str(compact)]).exit_code == 0
+    assert load_model(compact).settings(InferenceOptions(treebank="b")) == chosen  # the export keeps them

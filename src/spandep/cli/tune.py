@@ -1,4 +1,5 @@
-"""``spandep tune MODEL DEV``: choose a span model's inference settings on dev and (``--write``) save them."""
+"""``spandep tune MODEL DEV``: choose a span model's inference settings on dev and (``--write``) save them; for a
+model of several treebanks, those of the treebank ``--treebank`` names (DEV is its dev split)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import typer
 
 from spandep.checks import Range
 from spandep.cli.common import (
-    BATCH_TOKENS, COUNT, DEVICE, POSITIVE, THREADS, check_input, check_one_treebank, check_options, handle_errors,
+    BATCH_TOKENS, COUNT, DEVICE, POSITIVE, THREADS, check_input, check_model_options, check_options, handle_errors,
 )
 from spandep.errors import OptionError
 
@@ -26,6 +27,9 @@ def tune(
     batch_tokens: int = BATCH_TOKENS,
     threads: int = THREADS,
     device: str = DEVICE,
+    treebank: Optional[str] = typer.Option(
+        None, "--treebank", help="Model of several treebanks: the one DEV belongs to (its settings are chosen and saved)."
+    ),
     out: Optional[Path] = typer.Option(None, "--out", help="JSON file for the whole sweep."),
     write: bool = typer.Option(False, "--write", help="Save the best setting as the model's own (config.json)."),
     within: Optional[float] = typer.Option(
@@ -38,6 +42,7 @@ def tune(
 
         from spandep.data.conllu import read_conllu
         from spandep.data.output import check_writable, write_blocks
+        from spandep.inference import InferenceOptions
         from spandep.models.span.parser import SpanParser
         from spandep.pipeline.model_io import load_model, save_inference
         from spandep.training.tune import row_options, tuning_record
@@ -66,9 +71,14 @@ def tune(
         parser = load_model(model, device)
         if not isinstance(parser, SpanParser):
             raise OptionError(f"MODEL: {model} is a {parser.name} model; tune chooses a span model's settings")
-        check_one_treebank(parser, "tune")
+        if parser.treebanks is not None and treebank is None:
+            raise OptionError(
+                f"MODEL is trained on several treebanks ({', '.join(parser.treebanks.names)}): name the one DEV belongs to "
+                "with --treebank NAME (each treebank's settings are chosen on its own dev)"
+            )
+        check_model_options(parser, InferenceOptions(treebank=treebank))
         result = sweep(parser, list(read_conllu(dev)), *grid, batch_tokens=batch_tokens, ablate_mutual=ablate_mutual,
-                       report=lambda kind, row: typer.echo(f"{kind}: {json.dumps(row)}"))
+                       report=lambda kind, row: typer.echo(f"{kind}: {json.dumps(row)}"), treebank=treebank)
         typer.echo(f"best on dev: {json.dumps(result.best)}")
         if result.best_paper is not None:
             typer.echo(f"best without word-scorer terms (the paper's parser): {json.dumps(result.best_paper)}")
@@ -78,7 +88,8 @@ def tune(
             typer.echo(f"fastest within {within} LAS of the best: {json.dumps(chosen)}")
         command = "spandep tune " + " ".join(sys.argv[2:])
         if out is not None:
-            write_blocks([json.dumps(tuning_record(result, model=str(model), dev=str(dev), command=command), indent=2) + "\n"], out)
+            write_blocks([json.dumps(tuning_record(result, model=str(model), dev=str(dev), treebank=treebank, command=command), indent=2) + "\n"], out)
         if write:
-            save_inference(model, row_options(chosen), {"best": chosen, "dev": str(dev), "command": command})
-            typer.echo(f"saved {'the best' if within is None else 'that'} setting in {model / 'config.json'}")
+            save_inference(model, row_options(chosen), {"best": chosen, "dev": str(dev), "command": command}, treebank)
+            place = "" if treebank is None else f" for treebank {treebank}"
+            typer.echo(f"saved {'the best' if within is None else 'that'} setting{place} in {model / 'config.json'}")

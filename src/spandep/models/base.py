@@ -77,7 +77,8 @@ class Parser(SettingsCheck, nn.Module):
         self.width = encoder.out_dim + (self.treebanks.dim if self.treebanks is not None else 0)  # word vectors' width
         self.heads = nn.ModuleDict()
         self.calibration = Calibration()
-        unknown = sorted(set(inference or {}) - set(self.inference_defaults))
+        per_treebank = self.treebanks.inference.values() if self.treebanks is not None else ()
+        unknown = sorted(set(inference or {}).union(*per_treebank) - set(self.inference_defaults))
         if unknown:
             raise ValueError(self._not_mine(unknown))
         self.inference = InferenceOptions.from_dict({**self.inference_defaults, **(inference or {})})
@@ -143,17 +144,20 @@ class Parser(SettingsCheck, nn.Module):
         )
 
     def settings(self, options: InferenceOptions | None = None) -> InferenceOptions:
-        """The settings a parse runs with: the saved ones with ``options``' given ones over them; ``ValueError``
-        for a setting this type does not have."""
+        """The settings a parse runs with: the saved ones (in a model of several treebanks, those saved for the
+        treebank of ``options`` over the shared ones) with ``options``' given ones over them; ``ValueError`` for a
+        setting this type does not have."""
         options = options or InferenceOptions()
         unknown = sorted(set(options.given()) - set(self.inference_defaults))
         if unknown:
             raise ValueError(self._not_mine(unknown))
+        saved = self.inference
         if self.treebanks is not None:
             self.treebanks.index(options.treebank)
+            saved = self.treebanks.saved_settings(str(options.treebank), saved)
         elif options.treebank is not None:
             raise ValueError(f"treebank {options.treebank!r} given, but this model was trained on one treebank: leave treebank out")
-        return options.over(self.inference)
+        return options.over(saved)
 
     def decoder(self, options: InferenceOptions) -> Callable[..., Any]:
         """The algorithm of the user-facing decoder ``options.decoder`` for this type."""

@@ -5,18 +5,22 @@ Each sentence's word vectors get its treebank's embedding (``dim`` dimensions, 0
 scorer and output head reads which treebank it parses. Labels and head classes are the union over the treebanks;
 ``allowed[part][treebank]`` lists the class ids of ``part`` (``labels``, or an output head's name) seen in that
 treebank's training data, and a parse as that treebank scores only those (:func:`restrict`): a French parse never
-gives a Chinese-only relation, and a treebank without XPOS gets no XPOS column. docs/design.md, "Several treebanks".
+gives a Chinese-only relation, and a treebank without XPOS gets no XPOS column. ``inference[treebank]`` holds the
+inference settings chosen on that treebank's dev (``spandep tune --treebank``), put over the model's shared ones when
+it parses as that treebank. docs/design.md, "Several treebanks".
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import torch
 from torch import nn
 
 from spandep.data.sentence import Sentence
+from spandep.inference import InferenceOptions
 from spandep.masking import mask_value
 
 __all__ = ["LABELS", "Treebanks", "allowed_ids", "restrict"]
@@ -36,11 +40,23 @@ def allowed_ids(vocabulary: Sequence[str], seen: set[str]) -> list[int]:
 
 class Treebanks(nn.Module):
     """The treebanks of a model (``names``), the embedding of each (``dim``), and per part the class ids each
-    treebank allows (``allowed``: ``{part: {treebank: [ids]}}``; ``sizes``: ``{part: number of classes}``)."""
+    treebank allows (``allowed``: ``{part: {treebank: [ids]}}``; ``sizes``: ``{part: number of classes}``), and the
+    inference settings saved for some treebanks (``inference``: ``{treebank: {setting: value}}``)."""
 
-    def __init__(self, names: Sequence[str], dim: int, allowed: Mapping[str, Mapping[str, Sequence[int]]], sizes: Mapping[str, int]) -> None:
+    def __init__(
+        self,
+        names: Sequence[str],
+        dim: int,
+        allowed: Mapping[str, Mapping[str, Sequence[int]]],
+        sizes: Mapping[str, int],
+        inference: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
         super().__init__()
         self.names = list(names)
+        self.inference = {name: dict(values) for name, values in (inference or {}).items()}
+        strangers = sorted(set(self.inference) - set(self.names))
+        if strangers:
+            raise ValueError(f"inference settings saved for {', '.join(strangers)}, not among this model's treebanks: {', '.join(self.names)}")
         self.dim = dim
         self.allowed = {part: {name: list(ids[name]) for name in self.names} for part, ids in allowed.items()}
         self.sizes = dict(sizes)
@@ -61,7 +77,12 @@ class Treebanks(nn.Module):
         return {"names": list(trains), "dim": dim, "allowed": allowed, "sizes": {part: len(v) for part, v in vocabularies.items()}}
 
     def export_config(self) -> dict[str, Any]:
-        return {"names": self.names, "dim": self.dim, "allowed": self.allowed, "sizes": self.sizes}
+        config = {"names": self.names, "dim": self.dim, "allowed": self.allowed, "sizes": self.sizes}
+        return {**config, "inference": self.inference} if self.inference else config
+
+    def saved_settings(self, name: str, shared: InferenceOptions) -> InferenceOptions:
+        """The model's ``shared`` settings with those saved for treebank ``name`` over them."""
+        return replace(shared, **self.inference.get(name, {}))
 
     def index(self, name: str | None) -> int:
         """The id of treebank ``name``; a ``ValueError`` naming the model's treebanks for none or another."""

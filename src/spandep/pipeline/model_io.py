@@ -149,11 +149,25 @@ def _write_json(path: Path, content: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def save_inference(directory: str | Path, settings: InferenceOptions, choice: dict[str, Any]) -> None:
-    """Make ``settings`` the saved inference settings of the model folder (``config.json``'s ``model.inference``),
-    with ``choice`` (how they were chosen) in ``CHOICE_FILE`` beside it; the weights are not touched."""
-    _set_model_entry(directory, "inference", settings.given())
-    _write_json(Path(directory) / CHOICE_FILE, choice)
+def choice_file(treebank: str | None = None) -> str:
+    """The file beside a model that says how its settings were chosen: ``CHOICE_FILE``, or
+    ``inference_choice-<treebank>.json`` for one treebank of a model of several."""
+    return CHOICE_FILE if treebank is None else f"{Path(CHOICE_FILE).stem}-{treebank}.json"
+
+
+def save_inference(directory: str | Path, settings: InferenceOptions, choice: dict[str, Any], treebank: str | None = None) -> None:
+    """Make ``settings`` the saved inference settings of the model folder (``config.json``'s ``model.inference``, or
+    for ``treebank``, one of a model of several, ``model.treebanks.inference[treebank]``), with ``choice`` (how they
+    were chosen) beside it (``choice_file``); the weights are not touched."""
+    if treebank is None:
+        _set_model_entry(directory, "inference", settings.given())
+    else:
+        table = dict(read_model_config(directory)["model"].get("treebanks") or {})
+        if treebank not in table.get("names", ()):
+            raise ModelError(f"{directory}: treebank {treebank!r} is not one of this model's: {', '.join(table.get('names', ())) or 'it has one'}")
+        table["inference"] = {**table.get("inference", {}), treebank: settings.given()}
+        _set_model_entry(directory, "treebanks", table)
+    _write_json(Path(directory) / choice_file(treebank), choice)
 
 
 def save_calibration(directory: str | Path, calibration: Calibration) -> None:

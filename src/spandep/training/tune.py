@@ -87,15 +87,18 @@ def tune(
     batch_tokens: int = 4000,
     ablate_mutual: bool = False,
     report: Callable[[str, Row], None] = lambda kind, row: None,
+    treebank: str | None = None,
 ) -> Tuning:
-    """Sweep the settings on ``dev`` (see the module docstring); ``report`` sees every row as it is made."""
+    """Sweep the settings on ``dev`` (see the module docstring) parsed as ``treebank`` (of a model of several);
+    ``report`` sees every row as it is made."""
     weights = list(arc_weights) if model.word_scorer is not None else [0.0]
     allow_root = model.linker.allow_root_in_span
+    fallback = model.label_names(InferenceOptions(treebank=treebank))
 
     def score(scored: Sequence[ScoredSentence], setting: Row) -> Row:
         decode = model.decoder(InferenceOptions(decoder=setting["decoder"]))
         results, fallbacks = decode_scored(
-            scored, model.labels, decode, setting["lam"], allow_root, setting["arc_weight"], setting["label_source"]
+            scored, model.labels, decode, setting["lam"], allow_root, setting["arc_weight"], setting["label_source"], fallback
         )
         r = evaluate(dev, [with_tree(s, p) for s, p in zip(dev, results)])
         return {**setting, "UAS": r.uas, "LAS": r.las, "UAS_nopunct": r.uas_no_punct, "LAS_nopunct": r.las_no_punct,
@@ -106,7 +109,7 @@ def tune(
     swept: dict[int, list[ScoredSentence]] = {}  # k -> the sweep's scores (with retrieval, mutual term on)
     for k in ks:
         t0 = time.perf_counter()
-        options = InferenceOptions(k=k, retrieval=True, mutual=True, batch_tokens=batch_tokens)
+        options = InferenceOptions(k=k, retrieval=True, mutual=True, batch_tokens=batch_tokens, treebank=treebank)
         scored, stats = score_spans(model, dev, options)
         swept[k] = scored
         only = [sc.proposals_only() for sc in scored]
@@ -133,7 +136,7 @@ def tune(
             scored = swept[setting["k"]]
         else:
             scored, _ = score_spans(model, dev, InferenceOptions(k=setting["k"], retrieval=setting["retrieval"], mutual=False,
-                                                                 batch_tokens=batch_tokens))
+                                                                 batch_tokens=batch_tokens, treebank=treebank))
         if not setting["retrieval"]:
             scored = [sc.proposals_only() for sc in scored]
         return score(scored, setting)
