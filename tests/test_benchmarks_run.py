@@ -251,14 +251,20 @@ def test_parsers_table_sets_each_span_model_beside_its_biaffine_twin(tmp_path, m
     write("fr_sequoia", "biaffine", "test", 89.75, ours=False)  # an older result without our own scores
     write("en_ewt", "span", "test", 93.0)
     write("en_ewt", "biaffine", "test", 92.0)
+    write("fr_sequoia", "span", "test, raw text", 88.0, ours=False)
+    write("fr_sequoia", "biaffine", "test, raw text", 87.0, ours=False)  # the span parser ahead: not counted (raw text)
     write("cs_cltt", "span", "test", 80.0)  # its twin not measured yet
     assert parsers_table.result_path("en_ewt", "biaffine", "dev", tmp_path).name == "en_ewt_dev__accurate-biaffine__gold.json"
+    assert parsers_table.result_path("en_ewt", "span", "test, raw text", tmp_path).name == "en_ewt__accurate.json"
     table = parsers_table.render(tmp_path).splitlines()
     rows = [line.split(" | ") for line in table[2:] if line.startswith("| ")]
-    assert [(r[0], r[1]) for r in rows] == [("| en_ewt", "test"), ("| fr_sequoia", "dev"), ("| fr_sequoia", "test"), ("| cs_cltt", "test")]
-    en, fr_dev, fr_test, cs = rows
+    assert [(r[0], r[1]) for r in rows] == [
+        ("| en_ewt", "test"), ("| fr_sequoia", "dev"), ("| fr_sequoia", "test"), ("| fr_sequoia", "test, raw text"), ("| cs_cltt", "test")
+    ]
+    en, fr_dev, fr_test, fr_raw, cs = rows
     assert en[2:9] == ["96.00", "95.00", "93.00", "92.00", "+1.00", "92.00", "91.00"]
     assert fr_dev[6] == "+0.50" and fr_test[6] == "-0.75" and fr_test[8] == "–" and cs[5] == "–" and cs[6] == "–"
+    assert fr_raw[2:7] == ["91.00", "90.00", "88.00", "87.00", "+1.00"] and "raw/fr_sequoia__fr_sequoia-biaffine.json" in fr_raw[9]
     assert "raw/fr_sequoia__fr_sequoia-span__gold.json" in fr_test[9] and "multilingual/fr_sequoia__fr_sequoia-biaffine.json" in fr_dev[9]
     assert table[-1] == "The span parser ≥ Biaffine (test LAS, official): 1 of 2 treebanks."
 

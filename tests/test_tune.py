@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from conftest import DEV
 from spandep.cli.main import app
 from spandep.pipeline.model_io import CHOICE_FILE, load_model
-from spandep.training.tune import Tuning
+from spandep.training.tune import fastest_within
 
 runner = CliRunner()
 
@@ -48,14 +48,16 @@ def test_within_saves_the_smallest_k_near_the_best(tiny_models, tmp_path) -> Non
 
 
 def test_fastest_within_takes_the_smallest_k_whose_best_is_close_enough() -> None:
-    def row(k: int, las: float) -> dict:
-        return {"k": k, "UAS_nopunct": 90.0, "LAS_nopunct": las}
+    def row(k: int, las: float, labels: str = "linker") -> dict:
+        return {"k": k, "UAS_nopunct": 90.0, "LAS_nopunct": las, "label_source": labels}
 
     rows = [row(1, 80.0), row(2, 87.7), row(2, 87.9), row(5, 88.0)]
-    tuning = Tuning(recall=[], sweep=rows, best=rows[-1], best_paper=None, word_labels=None, ablation_no_mutual=None)
-    assert tuning.fastest_within(0.2) == row(2, 87.9)
-    assert tuning.fastest_within(0.05) == row(5, 88.0)
-    assert tuning.fastest_within(10.0) == row(1, 80.0)
+    best = row(5, 88.1, "word")  # the sweep's best after its later choices (labels from the word scorer)
+    assert fastest_within(rows, best, 0.2) == row(2, 87.9)
+    assert fastest_within(rows, best, 0.05) == best  # at the best's own k: the best itself, not its sweep row
+    assert fastest_within(rows, best, 10.0) == row(1, 80.0)
+    refined = fastest_within(rows, best, 0.15, refine=lambda r: {**r, "LAS_nopunct": r["LAS_nopunct"] + 0.1, "label_source": "word"})
+    assert refined == row(2, 88.0, "word")  # refined before the margin is checked
 
 
 def test_an_out_file_that_cannot_be_written_is_refused_before_the_sweep(tiny_models, tmp_path, monkeypatch) -> None:

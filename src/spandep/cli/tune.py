@@ -78,13 +78,13 @@ def tune(
             )
         check_model_options(parser, InferenceOptions(treebank=treebank))
         result = sweep(parser, list(read_conllu(dev)), *grid, batch_tokens=batch_tokens, ablate_mutual=ablate_mutual,
-                       report=lambda kind, row: typer.echo(f"{kind}: {json.dumps(row)}"), treebank=treebank)
+                       report=lambda kind, row: typer.echo(f"{kind}: {json.dumps(row)}"), treebank=treebank, within=within)
         typer.echo(f"best on dev: {json.dumps(result.best)}")
         if result.best_paper is not None:
             typer.echo(f"best without word-scorer terms (the paper's parser): {json.dumps(result.best_paper)}")
         chosen = result.best
-        if within is not None:
-            chosen = result.fastest_within(within)
+        if result.fastest is not None:
+            chosen = result.fastest
             typer.echo(f"fastest within {within} LAS of the best: {json.dumps(chosen)}")
         command = "spandep tune " + " ".join(sys.argv[2:])
         if out is not None:

@@ -25,7 +25,7 @@ from spandep.models.span.parser import SpanParser
 from spandep.models.span.proposal import span_hits
 from spandep.pipeline.predict import with_tree
 
-__all__ = ["SELECTION", "Tuning", "row_options", "selection_score", "tune"]
+__all__ = ["SELECTION", "Tuning", "fastest_within", "row_options", "selection_score", "tune"]
 
 SELECTION = "mean of UAS and LAS, punctuation (UPOS PUNCT/SYM) excluded, on dev"
 Row = dict[str, Any]
@@ -36,9 +36,23 @@ def selection_score(row: Row) -> float:
     return float(row["UAS_nopunct"] or 0) + float(row["LAS_nopunct"] or 0)
 
 
+def fastest_within(rows: Sequence[Row], best: Row, margin: float, refine: Callable[[Row], Row] = lambda row: row) -> Row:
+    """The setting of the smallest k whose best LAS (no punct) is at most ``margin`` below ``best``'s: fewer spans per
+    word parse faster (k is the span parser's main cost). At ``best``'s own k that is ``best``; at a smaller k, the
+    best of its ``rows`` after ``refine`` (the sweep's later choices: labels from the word scorer)."""
+    for k in sorted({row["k"] for row in rows}):
+        if k == best["k"]:
+            return best
+        row = refine(max((r for r in rows if r["k"] == k), key=selection_score))
+        if float(best["LAS_nopunct"]) - float(row["LAS_nopunct"]) <= margin:
+            return row
+    return best
+
+
 @dataclass
 class Tuning:
-    """A sweep's results: recall per k, every decoded setting, and the choices (``best`` is what gets saved)."""
+    """A sweep's results: recall per k, every decoded setting, and the choices (``best``, or with a margin
+    ``fastest``, is what gets saved)."""
 
     recall: list[Row]
     sweep: list[Row]
@@ -46,15 +60,7 @@ class Tuning:
     best_paper: Row | None
     word_labels: Row | None
     ablation_no_mutual: Row | None
-
-    def fastest_within(self, margin: float) -> Row:
-        """The best row of the smallest k whose best LAS (no punct) is at most ``margin`` below ``best``'s: fewer spans
-        per word parse faster (k is the span parser's main cost)."""
-        for k in sorted({row["k"] for row in self.sweep}):
-            row = max((r for r in self.sweep if r["k"] == k), key=selection_score)
-            if float(self.best["LAS_nopunct"]) - float(row["LAS_nopunct"]) <= margin:
-                return row
-        return self.best
+    fastest: Row | None = None
 
 
 def row_options(row: Row) -> InferenceOptions:
@@ -88,9 +94,11 @@ def tune(
     ablate_mutual: bool = False,
     report: Callable[[str, Row], None] = lambda kind, row: None,
     treebank: str | None = None,
+    within: float | None = None,
 ) -> Tuning:
     """Sweep the settings on ``dev`` (see the module docstring) parsed as ``treebank`` (of a model of several);
-    ``report`` sees every row as it is made."""
+    ``report`` sees every row as it is made. ``within``: also choose the fastest setting that close to the best
+    (:func:`fastest_within`)."""
     weights = list(arc_weights) if model.word_scorer is not None else [0.0]
     allow_root = model.linker.allow_root_in_span
     fallback = model.label_names(InferenceOptions(treebank=treebank))
@@ -141,6 +149,9 @@ def tune(
             scored = [sc.proposals_only() for sc in scored]
         return score(scored, setting)
 
+    def with_word_labels(row: Row) -> Row:
+        return row if model.word_scorer is None else max(row, rescore(row, label_source="word"), key=selection_score)
+
     word_labels = ablation = None
     if model.word_scorer is not None:
         word_labels = rescore(best, label_source="word")
@@ -152,7 +163,8 @@ def tune(
         best = max(best, ablation, key=selection_score)
         if best_paper is not None:
             best_paper = max(best_paper, rescore(best_paper, mutual=False), key=selection_score)
-    return Tuning(recalls, rows, best, best_paper, word_labels, ablation)
+    fastest = None if within is None else fastest_within(rows, best, within, with_word_labels)
+    return Tuning(recalls, rows, best, best_paper, word_labels, ablation, fastest)
 
 
 def tuning_record(tuning: Tuning, **about: Any) -> dict[str, Any]:
