@@ -15,7 +15,7 @@ its cells "–"; a pair with neither file is left out):
   text, ``results/raw/<treebank>__<system>.json``;
 - EWT: :data:`ENGLISH` (all-mpnet-base-v2 with LoRA), dev in ``results/raw/en_ewt_dev__<system>__gold.json``.
 
-The count under the table is over the gold-token test rows (the issue's bar).
+The count under the table is over the gold-token test rows of the treebanks but English (issue 25's bar).
 
 ``--doc`` replaces the part of that file between ``<!-- parsers:begin -->`` and ``<!-- parsers:end -->``.
 """
@@ -73,13 +73,16 @@ def render(results: Path | None = None) -> str:
                 continue
             span, biaffine = found["span"] or {}, found["biaffine"] or {}
             delta = None if span.get("LAS") is None or biaffine.get("LAS") is None else span["LAS"] - biaffine["LAS"]
-            if split == "test" and delta is not None:
+            if split == "test" and delta is not None and treebank != "en_ewt":
                 measured, ahead = measured + 1, ahead + (delta >= 0)
             sources = ", ".join(f"`{path.relative_to(REPO)}`" for p, path in paths.items() if found[p] is not None)
             cells = [treebank, split, *(_cell(s.get(m)) for m in ("UAS", "LAS", "LAS_nopunct") for s in (span, biaffine))]
             cells.insert(6, "–" if delta is None else f"{delta:+.2f}")
             lines.append("| " + " | ".join(cells + [sources]) + " |")
-    return HEADER + "\n".join(lines) + f"\n\nThe span parser ≥ Biaffine (test LAS, official): {ahead} of {measured} treebanks.\n"
+    return HEADER + "\n".join(lines) + (
+        f"\n\nThe span parser ≥ Biaffine (test LAS, official) on {ahead} of the {measured} treebanks of issue 25 measured so far "
+        "(en_ewt apart).\n"
+    )
 
 
 def main() -> None:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One recipe step for the non-English treebanks (BENCHMARKS.md, "Every treebank"): train CONFIG (resumable: run it
-# again after a stop), choose a span model's settings on each treebank's dev (spandep tune --ks 2,5 --within 0.2
-# --write: the fastest setting within 0.2 LAS of the best; --treebank in a model of several), then score it on each
-# treebank's dev split with gold tokens, every CoNLL 2018 metric, into benchmarks/results/multilingual/<treebank>__<step>.json. One torch thread throughout.
+# again after a stop), choose a span model's settings on each treebank's dev (spandep tune --ks 2,5 --write: the best
+# setting on dev; --treebank in a model of several), then score it on each treebank's dev split with gold tokens, every
+# CoNLL 2018 metric, into benchmarks/results/multilingual/<treebank>__<step>.json. One torch thread throughout.
 #   benchmarks/scripts/recipe_step.sh configs/multilingual/cs_cltt-steps.toml cs_cltt
 #   benchmarks/scripts/recipe_step.sh configs/multi-e5-span.toml fr_sequoia it_partut ru_taiga no_nynorsklia cs_cltt zh_gsd_v1
 # The step's name is the config's file name without .toml; the model is the config's [training] output + /model.
@@ -21,7 +21,7 @@ if [ "$kind" = span ]; then  # spandep tune on each treebank's dev (--treebank i
   for treebank in "$@"; do
     dev=$("$PY" -c 'import sys; from benchmarks.suite.systems import DATASETS; print(DATASETS[sys.argv[1]].dev)' "$treebank")
     which=(); [ $# -gt 1 ] && which=(--treebank "$treebank")
-    "$PY" -m spandep tune "$out/model" "$dev" "${which[@]}" --ks 2,5 --within 0.2 --write --threads 1 \
+    "$PY" -m spandep tune "$out/model" "$dev" "${which[@]}" --ks 2,5 --write --threads 1 \
       --out "benchmarks/results/multilingual/${treebank}__${step}__tune.json"
   done
 fi
