@@ -254,6 +254,8 @@ def test_parsers_table_sets_each_span_model_beside_its_biaffine_twin(tmp_path, m
     write("fr_sequoia", "span", "test, raw text", 88.0, ours=False)
     write("fr_sequoia", "biaffine", "test, raw text", 87.0, ours=False)  # the span parser ahead: not counted (raw text)
     write("cs_cltt", "span", "test", 80.0)  # its twin not measured yet
+    (tmp_path / "significance").mkdir()
+    (tmp_path / "significance" / "fr_sequoia__test.json").write_text(json.dumps({"ci95": [-1.5, 0.1]}))
     assert parsers_table.result_path("en_ewt", "biaffine", "dev", tmp_path).name == "en_ewt_dev__accurate-biaffine__gold.json"
     assert parsers_table.result_path("en_ewt", "span", "test, raw text", tmp_path).name == "en_ewt__accurate.json"
     table = parsers_table.render(tmp_path).splitlines()
@@ -262,10 +264,11 @@ def test_parsers_table_sets_each_span_model_beside_its_biaffine_twin(tmp_path, m
         ("| en_ewt", "test"), ("| fr_sequoia", "dev"), ("| fr_sequoia", "test"), ("| fr_sequoia", "test, raw text"), ("| cs_cltt", "test")
     ]
     en, fr_dev, fr_test, fr_raw, cs = rows
-    assert en[2:9] == ["96.00", "95.00", "93.00", "92.00", "+1.00", "92.00", "91.00"]
-    assert fr_dev[6] == "+0.50" and fr_test[6] == "-0.75" and fr_test[8] == "–" and cs[5] == "–" and cs[6] == "–"
-    assert fr_raw[2:7] == ["91.00", "90.00", "88.00", "87.00", "+1.00"] and "raw/fr_sequoia__fr_sequoia-biaffine.json" in fr_raw[9]
-    assert "raw/fr_sequoia__fr_sequoia-span__gold.json" in fr_test[9] and "multilingual/fr_sequoia__fr_sequoia-biaffine.json" in fr_dev[9]
+    assert en[2:10] == ["96.00", "95.00", "93.00", "92.00", "+1.00", "–", "92.00", "91.00"]
+    assert fr_dev[6:8] == ["+0.50", "–"] and fr_test[6:8] == ["-0.75", "-1.50 to +0.10"] and fr_test[9] == "–"
+    assert cs[5] == "–" and cs[6] == "–"
+    assert fr_raw[2:8] == ["91.00", "90.00", "88.00", "87.00", "+1.00", "–"] and "raw/fr_sequoia__fr_sequoia-biaffine.json" in fr_raw[10]
+    assert "raw/fr_sequoia__fr_sequoia-span__gold.json" in fr_test[10] and "multilingual/fr_sequoia__fr_sequoia-biaffine.json" in fr_dev[10]
     assert table[-1] == "The span parser ≥ Biaffine (test LAS, official) on 0 of the 1 treebanks of issue 25 measured so far (en_ewt apart)."
 
 

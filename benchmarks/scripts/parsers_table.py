@@ -15,7 +15,10 @@ its cells "–"; a pair with neither file is left out):
   text, ``results/raw/<treebank>__<system>.json``;
 - EWT: :data:`ENGLISH` (all-mpnet-base-v2 with LoRA), dev in ``results/raw/en_ewt_dev__<system>__gold.json``.
 
-The count under the table is over the gold-token test rows of the treebanks but English (issue 25's bar).
+The count under the table is over the gold-token test rows of the treebanks but English (issue 25's bar). Δ LAS's 95 %
+interval on those rows is the paired bootstrap over the test sentences (``benchmarks/scripts/paired_bootstrap.py``,
+``results/significance/<treebank>__test.json``; "–": not run): an interval that holds 0 is a difference the choice of
+test sentences could give.
 
 ``--doc`` replaces the part of that file between ``<!-- parsers:begin -->`` and ``<!-- parsers:end -->``.
 """
@@ -33,9 +36,19 @@ PARSERS = ("span", "biaffine")
 SPLITS = ("dev", "test", "test, raw text")
 ENGLISH = {"span": "accurate", "biaffine": "accurate-biaffine"}  # the en-accurate model and its Biaffine twin
 HEADER = (
-    "| treebank | split | UAS span | UAS Biaffine | LAS span | LAS Biaffine | Δ LAS | LAS no-punct span | "
-    "LAS no-punct Biaffine | sources |\n|---|---|---|---|---|---|---|---|---|---|\n"
+    "| treebank | split | UAS span | UAS Biaffine | LAS span | LAS Biaffine | Δ LAS | Δ LAS, 95 % interval | LAS no-punct span | "
+    "LAS no-punct Biaffine | sources |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
 )
+
+
+def interval(treebank: str, split: str, results: Path) -> str:
+    """The paired bootstrap's 95 % interval of Δ LAS on a gold-token test row
+    (``results/significance/<treebank>__test.json``), else "–"."""
+    path = results / "significance" / f"{treebank}__test.json"
+    if split != "test" or not path.is_file():
+        return "–"
+    low, high = json.loads(path.read_text(encoding="utf-8"))["ci95"]
+    return f"{low:+.2f} to {high:+.2f}"
 
 
 def result_path(treebank: str, parser: str, split: str, results: Path) -> Path:
@@ -77,7 +90,7 @@ def render(results: Path | None = None) -> str:
                 measured, ahead = measured + 1, ahead + (delta >= 0)
             sources = ", ".join(f"`{path.relative_to(REPO)}`" for p, path in paths.items() if found[p] is not None)
             cells = [treebank, split, *(_cell(s.get(m)) for m in ("UAS", "LAS", "LAS_nopunct") for s in (span, biaffine))]
-            cells.insert(6, "–" if delta is None else f"{delta:+.2f}")
+            cells[6:6] = ["–" if delta is None else f"{delta:+.2f}", interval(treebank, split, results)]
             lines.append("| " + " | ".join(cells + [sources]) + " |")
     return HEADER + "\n".join(lines) + (
         f"\n\nThe span parser ≥ Biaffine (test LAS, official) on {ahead} of the {measured} treebanks of issue 25 measured so far "

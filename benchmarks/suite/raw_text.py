@@ -135,6 +135,13 @@ def gold_mode(parse: Parse, gold: list[Sentence], rounds: int, baseline: Parse |
     }
 
 
+def model_parser(model: Any, treebank: str | None) -> tuple[Parse, InferenceOptions]:
+    """A parse function over ``model`` with its saved settings, and those settings, as ``treebank`` where the model
+    was trained on several (ignored for a model of one)."""
+    settings = model.settings(InferenceOptions(treebank=treebank if model.treebanks is not None else None))
+    return (lambda sentences: list(parse_stream(model, sentences, settings))), settings
+
+
 def trained(model: Any) -> dict[str, Any]:
     """How the model was trained, from its ``config.json``: the epochs its config asked for and the epoch kept (the
     best on dev), ``{}`` for a model saved without that record."""
@@ -160,25 +167,14 @@ def main(argv: list[str] | None = None) -> None:
     gold_path = getattr(DATASETS[args.dataset], args.split)
     gold = list(read_conllu(gold_path))
     model = load_model(args.model)
-
-    def settings_of(model: Any) -> InferenceOptions:
-        """The model's saved settings, as the treebank it is asked for where it was trained on several."""
-        return model.settings(InferenceOptions(treebank=(args.treebank or args.dataset) if model.treebanks is not None else None))
-
-    def parser_of(model: Any) -> Parse:
-        settings = settings_of(model)
-        return lambda sentences: list(parse_stream(model, sentences, settings))
-
-    options = settings_of(model)
+    parse, options = model_parser(model, args.treebank or args.dataset)
     treebank = options.treebank
-
-    parse = parser_of(model)
-
     if args.mode == "raw":
         text = raw_text(read_paragraphs(gold_path))
         measured = raw_mode(parse, gold, text, tokenizer_for(args.model, treebank), args.rounds)
     else:
-        measured = gold_mode(parse, gold, args.rounds, args.baseline and parser_of(load_model(args.baseline)))
+        baseline = model_parser(load_model(args.baseline), args.treebank or args.dataset)[0] if args.baseline else None
+        measured = gold_mode(parse, gold, args.rounds, baseline)
     result = {
         "schema": SCHEMA, "treebank": args.dataset, "split": args.split, "gold": str(gold_path), "system": args.system,
         "mode": args.mode, "model": str(args.model), **({"model_treebank": treebank} if treebank else {}), "inference": options.given(),
