@@ -287,11 +287,13 @@ def test_shipped_table_has_a_row_per_installed_model_with_test_results(tmp_path,
     write("en_ewt__default__gold", "gold", 80.0)
     write("en_ewt__default", "raw", 70.0)
     write("en_ewt__accurate", "raw", 75.0)  # raw text only: no row (the gold-token scores make the row)
+    write("zh_gsd_v1__zh_gsd_v1-span__gold", "gold", 60.0)  # a model without a lemma head
     rows = [line.split(" | ") for line in shipped_table.render(tmp_path).splitlines()[2:]]
-    assert [r[0] for r in rows] == ["| `en`"]
-    (row,) = rows
+    assert [r[0] for r in rows] == ["| `en`", "| `zh`"]
+    row, zh = rows
     assert row[3:10] == [f"{80.0 + i:.2f}" for i in range(7)] and row[10] == f"{70.0 + 4:.2f}"  # raw LAS: the 5th metric
     assert row[11].endswith("(UD 2.17)") and "raw/en_ewt__default__gold.json" in row[12]
+    assert zh[3:10] == ["60.00", "61.00", "–", "63.00", "64.00", "65.00", "–"]  # no Lemmas, no BLEX: "_" against "_"
 
 
 def test_tokenizer_tuning_split_moves_every_tenth_train_sentence_and_loses_none(tmp_path):

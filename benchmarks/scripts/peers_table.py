@@ -87,9 +87,15 @@ def f1_cell(scores: dict[str, Any], metric: str) -> str:
     return "–" if f1 is None else f"{f1:.2f}"
 
 
+def lemma_cell(scores: dict[str, Any], metric: str, treebank: str) -> str:
+    """:func:`f1_cell`, but "–" for Lemmas and BLEX on a treebank without lemmas (``Dataset.lemmas``)."""
+    dataset = DATASETS.get(treebank)
+    return "–" if metric in ("Lemmas", "BLEX") and dataset is not None and not dataset.lemmas else f1_cell(scores, metric)
+
+
 def _row(r: dict[str, Any]) -> str:
     speed = "–" if r["words_per_s"] is None else f"{r['words_per_s']:,.0f}"
-    cells = [NAMES.get(r["system"], r["system"]), MODES.get(r["mode"], r["mode"]), *(f1_cell(r["scores"], c) for c in COLUMNS), speed]
+    cells = [NAMES.get(r["system"], r["system"]), MODES.get(r["mode"], r["mode"]), *(lemma_cell(r["scores"], c, r["treebank"]) for c in COLUMNS), speed]
     source = f"[{Path(r['source']).name}]({r['source']})" if r["source"].startswith("http") else f"`{r['source']}`"
     return "| " + " | ".join([*cells, source]) + " |"
 

@@ -18,7 +18,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from benchmarks.scripts.peers_table import f1_cell
+from benchmarks.scripts.peers_table import lemma_cell
 from benchmarks.suite.report import table_main
 from benchmarks.suite.systems import DATASETS, REPO
 
@@ -78,7 +78,7 @@ def render(rows: list[dict[str, Any]], configs: Path = CONFIGS) -> str:
         parent = against.format(treebank=row["treebank"]) if against else parent_step(row["step"], configs)
         base = by_key.get((row["treebank"], parent)) if parent else None
         delta = "–" if base is None or _las(base) is None or _las(row) is None else f"{_las(row) - _las(base):+.2f}"
-        cells = [row["treebank"], f"`{row['step']}`", f"`{parent}`" if parent else "–", *(f1_cell(row["scores"], c) for c in COLUMNS),
+        cells = [row["treebank"], f"`{row['step']}`", f"`{parent}`" if parent else "–", *(lemma_cell(row["scores"], c, row["treebank"]) for c in COLUMNS),
                  delta, epochs(row["trained"]), f"`{row['source']}`"]
         lines.append("| " + " | ".join(cells) + " |")
     return HEADER + "\n".join(lines) + "\n"

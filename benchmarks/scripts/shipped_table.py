@@ -7,7 +7,8 @@ One row per installed name of the catalogue (``spandep models``) whose test resu
 ``results/raw/<treebank>__<system>__gold.json`` and ``results/raw/<treebank>__<system>.json``
 (``benchmarks.suite.raw_text``, with and without ``--mode gold``), the system being :data:`SYSTEMS`' for the English
 models and ``<treebank>-span`` for the treebank models (``benchmarks/scripts/recipe_step.sh`` trains them). Every
-score is an official CoNLL 2018 F1 (all words, universal LAS); UDPipe 2's are the newest release in
+score is an official CoNLL 2018 F1 (all words, universal LAS), but "–" for Lemmas and BLEX on a treebank without
+lemmas (``Dataset.lemmas``: zh_gsd_v1); UDPipe 2's are the newest release in
 ``results/peers/udpipe2_published.json``. ``--doc`` replaces the part of that file between ``<!-- shipped:begin -->``
 and ``<!-- shipped:end -->``.
 """
@@ -18,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmarks.scripts.peers_table import PEERS, RESULTS, f1_cell, measured
+from benchmarks.scripts.peers_table import PEERS, RESULTS, f1_cell, lemma_cell, measured
 from benchmarks.suite.report import table_main
 from spandep.pipeline.catalogue import shipped_models
 
@@ -51,7 +52,7 @@ def render(results: Path = RESULTS) -> str:
         peer = [newest_udpipe2(figures, treebank, mode) for mode in ("gold", "raw")]
         release = next((f" (UD {p['ud_version']})" for p in peer if p is not None), "")
         cells = [
-            f"`{model.name}`", model.treebank, f"{model.size() / 1e6:.1f} MB", *(f1_cell(gold["scores"], m) for m in GOLD),
+            f"`{model.name}`", model.treebank, f"{model.size() / 1e6:.1f} MB", *(lemma_cell(gold["scores"], m, treebank) for m in GOLD),
             "–" if raw is None else f1_cell(raw["scores"], "LAS"),
             " / ".join("–" if p is None else f1_cell(p["conll18"], "LAS") for p in peer) + release,
             ", ".join(f"`{r['source']}`" for r in (gold, raw) if r is not None),
