@@ -7,8 +7,8 @@ model and its Biaffine twin). Each model is loaded again from its result's ``mod
 tokens (every column but FORM blanked) with its saved settings, and must give back its result's official LAS (to
 1e-6: else the run stops, naming both figures), so the test is of the parses the tables report. The paired bootstrap
 then draws ``--samples`` resamples of the split's sentences with replacement (``--seed``) and recomputes, on each,
-LAS(A) − LAS(B) over the drawn sentences' words (official CoNLL 2018 LAS with gold tokens: head and universal
-relation right, all words). It writes the observed Δ, the 2.5th and 97.5th percentiles of the resampled Δ (a 95 %
+LAS(A) − LAS(B) over the drawn sentences' words (each sentence's counts from ``spandep.evaluation.conll18``: head and
+universal relation right, all words). It writes the observed Δ, the 2.5th and 97.5th percentiles of the resampled Δ (a 95 %
 interval) and the share of resamples with Δ ≤ 0 (a one-sided p-value for "A is above B").
 """
 
@@ -29,22 +29,21 @@ from benchmarks.suite.record import checkout, machine, write_json
 from benchmarks.suite.systems import REPO
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
+from spandep.evaluation.conll18 import evaluate_conll18
 from spandep.pipeline.model_io import load_model
 
 SCHEMA = "spandep-paired-bootstrap/1"
 
 
 def sentence_counts(gold: list[Sentence], predicted: list[Sentence]) -> np.ndarray:
-    """Per sentence, ``(words, words with head and universal relation right)``: ``(sentences, 2)``."""
+    """Per sentence, ``(words, words with head and universal relation right)`` by the project's CoNLL 2018 scorer:
+    ``(sentences, 2)``."""
     rows = []
     for g, p in zip(gold, predicted, strict=True):
         if len(g) != len(p):
             raise ValueError(f"a parse of {len(p)} words for a gold sentence of {len(g)}: not gold tokens")
-        right = sum(
-            gh == ph and gr.split(":")[0] == pr.split(":")[0]
-            for gh, ph, gr, pr in zip(g.heads, p.heads, g.deprels, p.deprels)
-        )
-        rows.append((len(g), right))
+        las = evaluate_conll18([g], [p], gold_source="gold", system_source="parse").las
+        rows.append((las.gold, las.correct))
     return np.array(rows, dtype=np.int64).reshape(-1, 2)  # (sentences, 2)
 
 
