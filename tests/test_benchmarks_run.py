@@ -258,6 +258,8 @@ def test_parsers_table_sets_each_span_model_beside_its_biaffine_twin(tmp_path, m
     (tmp_path / "significance" / "fr_sequoia__test.json").write_text(json.dumps({"ci95": [-1.5, 0.1]}))
     assert parsers_table.result_path("en_ewt", "biaffine", "dev", tmp_path).name == "en_ewt_dev__accurate-biaffine__gold.json"
     assert parsers_table.result_path("en_ewt", "span", "test, raw text", tmp_path).name == "en_ewt__accurate.json"
+    assert parsers_table.result_path("zh_gsd_v1", "span", "dev", tmp_path).name == "zh_gsd_v1__zh_gsd_v1-12ep.json"  # DEV_STEP
+    assert parsers_table.result_path("zh_gsd_v1", "span", "test", tmp_path).name == "zh_gsd_v1__zh_gsd_v1-span__gold.json"
     table = parsers_table.render(tmp_path).splitlines()
     rows = [line.split(" | ") for line in table[2:] if line.startswith("| ")]
     assert [(r[0], r[1]) for r in rows] == [
