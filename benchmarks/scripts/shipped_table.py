@@ -6,7 +6,8 @@
 One row per installed name of the catalogue (``spandep models``) whose test results exist:
 ``results/raw/<treebank>__<system>__gold.json`` and ``results/raw/<treebank>__<system>.json``
 (``benchmarks.suite.raw_text``, with and without ``--mode gold``), the system being :data:`SYSTEMS`' for the English
-models and ``<treebank>-span`` for the treebank models (``benchmarks/scripts/recipe_step.sh`` trains them). Every
+models and ``<treebank>-<parser>`` for the treebank models, the parser being :data:`SHIPPED_PARSERS`' (span or
+biaffine; ``benchmarks/scripts/recipe_step.sh`` trains them). Every
 score is an official CoNLL 2018 F1 (all words, universal LAS), but "–" for Lemmas and BLEX on a treebank without
 lemmas (``Dataset.lemmas``: zh_gsd_v1); UDPipe 2's are the newest release in
 ``results/peers/udpipe2_published.json``. ``--doc`` replaces the part of that file between ``<!-- shipped:begin -->``
@@ -21,6 +22,7 @@ from typing import Any
 
 from benchmarks.scripts.peers_table import PEERS, RESULTS, f1_cell, lemma_cell, measured
 from benchmarks.suite.report import table_main
+from benchmarks.suite.systems import SHIPPED_PARSERS
 from spandep.pipeline.catalogue import shipped_models
 
 BEGIN, END = "<!-- shipped:begin -->", "<!-- shipped:end -->"
@@ -45,7 +47,8 @@ def render(results: Path = RESULTS) -> str:
     figures = json.loads(published.read_text(encoding="utf-8"))["figures"] if published.is_file() else []
     lines = []
     for model in shipped_models():
-        treebank, system = SYSTEMS.get(model.folder.name, (model.folder.name, f"{model.folder.name}-span"))
+        folder = model.folder.name
+        treebank, system = SYSTEMS.get(folder, (folder, f"{folder}-{SHIPPED_PARSERS.get(folder, 'span')}"))
         gold, raw = ours.get((treebank, system, "gold")), ours.get((treebank, system, "raw"))
         if gold is None or not model.installed():
             continue

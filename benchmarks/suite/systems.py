@@ -66,6 +66,9 @@ class System:
 
 # The seven non-English or PTB-sample treebanks, all with the multilingual encoder (one encoder for every language).
 E5_SETS = ("zh_gsd_v1", "fr_sequoia", "it_partut", "ru_taiga", "no_nynorsklia", "cs_cltt", "ptb_nltk_sample")
+# The parser each shipped treebank model is (src/spandep/resources/<treebank>): the span parser, or its Biaffine twin
+# where that was the better on dev (ru_taiga: LAS +0.63, MLAS +4.02; BENCHMARKS.md "Shipped models").
+SHIPPED_PARSERS = {d: "span" for d in E5_SETS if d != "ptb_nltk_sample"} | {"ru_taiga": "biaffine"}
 
 # spandep tune grids (benchmarks.tune_span before it) as recorded in each run's sweep file (benchmarks/results/*_dev__span_sweep__*.json).
 LW3_GRID = ("--lams", "0.25,0.5,1,2", "--ablate-mutual")
@@ -108,10 +111,10 @@ SYSTEMS: dict[str, System] = {
     # The shipped en-accurate model (configs/ewt-span-mpnet-lora.toml: all-mpnet-base-v2 with LoRA, trained on this CPU;
     # settings chosen on dev, BENCHMARKS.md "An accurate English model"), measured as installed.
     "span-mpnet-accurate-mst": System({"en_ewt": "configs/ewt-span-mpnet-lora.toml"}, "mst", model=ACCURATE_MODEL),
-    # The shipped treebank models (configs/multilingual/<treebank>-span.toml: the recipe of BENCHMARKS.md "Every
-    # treebank"; settings chosen on dev), measured as installed with their own decoder.
-    "span-e5-shipped": System({d: f"configs/multilingual/{d}-span.toml" for d in E5_SETS if d != "ptb_nltk_sample"},
-                              model="src/spandep/resources/{dataset}"),
+    # The shipped treebank models (configs/multilingual/<treebank>-<parser>.toml: the recipe of BENCHMARKS.md "Every
+    # treebank"; the parser and its settings chosen on dev), measured as installed with their own decoder.
+    **{f"{parser}-e5-shipped": System({d: f"configs/multilingual/{d}-{parser}.toml" for d, p in SHIPPED_PARSERS.items() if p == parser},
+                                      model="src/spandep/resources/{dataset}") for parser in ("span", "biaffine")},
     # The EWT recipes on the first 1,781 EWT training sentences (ParTUT's size): the gain against training-set size.
     "biaffine-minilm-1781": System({"en_ewt": "configs/ewt1781-biaffine-minilm.toml"}),
     "span-minilm-word-1781-dp": System({"en_ewt": "configs/ewt1781-span-minilm-word.toml"}, "projective", WORD_GRID),
