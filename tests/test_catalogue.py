@@ -18,7 +18,7 @@ from conftest import DEV, write_config
 from typer.testing import CliRunner
 
 from benchmarks.scripts.model_card import card_from_result
-from benchmarks.suite.systems import REPO
+from benchmarks.suite.systems import REPO, SHIPPED_PARSERS
 from spandep.cli.main import app
 from spandep.data.sentence import Sentence
 from spandep.encoders import bases
@@ -107,6 +107,14 @@ def test_the_shipped_cards_are_their_benchmark_results():
             result = json.loads((REPO / card["source"]["result"]).read_text(encoding="utf-8"))
             assert card_from_result(result, card["source"]["result"]) == card, model.name
     assert default_model().card()
+
+
+def test_the_benchmarks_know_which_parser_each_shipped_treebank_model_is():
+    """``SHIPPED_PARSERS`` (the suite's ``*-e5-shipped`` systems and the shipped table) names the parser of the model
+    installed in each treebank's folder."""
+    for folder, parser in SHIPPED_PARSERS.items():
+        config = json.loads((REPO / "src/spandep/resources" / folder / "config.json").read_text(encoding="utf-8"))
+        assert config["model"]["model_type"] == parser, folder
 
 
 def test_every_shipped_model_parses_raw_text_from_a_known_base_within_its_budget():

@@ -7,9 +7,9 @@ One row per installed name of the catalogue (``spandep models``) whose test resu
 ``results/raw/<treebank>__<system>__gold.json`` and ``results/raw/<treebank>__<system>.json``
 (``benchmarks.suite.raw_text``, with and without ``--mode gold``), the system being :data:`SYSTEMS`' for the English
 models and ``<treebank>-<parser>`` for the treebank models, the parser being :data:`SHIPPED_PARSERS`' (span or
-biaffine; ``benchmarks/scripts/recipe_step.sh`` trains them). Every
-score is an official CoNLL 2018 F1 (all words, universal LAS), but "–" for Lemmas and BLEX on a treebank without
-lemmas (``Dataset.lemmas``: zh_gsd_v1); UDPipe 2's are the newest release in
+biaffine; ``benchmarks/scripts/recipe_step.sh`` trains them). Every score is an official CoNLL 2018 F1 (all words,
+universal LAS), but "–" for Lemmas and BLEX on a treebank without lemmas (``Dataset.lemmas``: zh_gsd_v1); UDPipe 2's
+are the newest release in
 ``results/peers/udpipe2_published.json``. ``--doc`` replaces the part of that file between ``<!-- shipped:begin -->``
 and ``<!-- shipped:end -->``.
 """

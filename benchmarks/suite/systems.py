@@ -67,7 +67,7 @@ class System:
 # The seven non-English or PTB-sample treebanks, all with the multilingual encoder (one encoder for every language).
 E5_SETS = ("zh_gsd_v1", "fr_sequoia", "it_partut", "ru_taiga", "no_nynorsklia", "cs_cltt", "ptb_nltk_sample")
 # The parser each shipped treebank model is (src/spandep/resources/<treebank>): the span parser, or its Biaffine twin
-# where that was the better on dev (ru_taiga: LAS +0.63, MLAS +4.02; BENCHMARKS.md "Shipped models").
+# where that was the better on dev (ru_taiga: LAS +0.63, MLAS +4.02; BENCHMARKS.md "The shipped treebank models").
 SHIPPED_PARSERS = {d: "span" for d in E5_SETS if d != "ptb_nltk_sample"} | {"ru_taiga": "biaffine"}
 
 # spandep tune grids (benchmarks.tune_span before it) as recorded in each run's sweep file (benchmarks/results/*_dev__span_sweep__*.json).
