@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
+from safetensors.torch import load_file
 
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, train_interrupted, write_config
 from spandep.data.conllu import read_conllu
 from spandep.errors import OptionError
 from spandep.pipeline.model_io import load_model, save_model
 from spandep.pipeline.predict import parse_stream
+from spandep.training.averaging import WeightAverage
 from spandep.training.checkpoint import changed_settings
 from spandep.training.config import load_config
 from spandep.training.trainer import Trainer, lr_factor
@@ -39,10 +43,12 @@ def _weights(directory):
     return {k: v.clone() for k, v in load_model(directory).state_dict().items()}
 
 
-@pytest.mark.parametrize("model_table", [TINY_BIAFFINE, TINY_SPAN], ids=["biaffine", "span"])
-def test_interrupted_training_resumes_to_identical_weights(tmp_path, monkeypatch, model_table):
+@pytest.mark.parametrize("model_table, ema", [(TINY_BIAFFINE, 0.0), (TINY_SPAN, 0.0), (TINY_BIAFFINE, 0.9)],
+                         ids=["biaffine", "span", "biaffine-ema"])
+def test_interrupted_training_resumes_to_identical_weights(tmp_path, monkeypatch, model_table, ema):
     def config(name):
-        return load_config(write_config(tmp_path / f"{name}.toml", tmp_path / name, "bilstm", model=model_table, checkpoint_every=2, patience=9))
+        return load_config(write_config(tmp_path / f"{name}.toml", tmp_path / name, "bilstm", model=model_table,
+                                        checkpoint_every=2, patience=9, ema=ema))
 
     straight = Trainer(config("a"))
     straight.run()
@@ -54,6 +60,41 @@ def test_interrupted_training_resumes_to_identical_weights(tmp_path, monkeypatch
     a, b = _weights(tmp_path / "a" / "model"), _weights(tmp_path / "b" / "model")
     assert a.keys() == b.keys()
     assert all(torch.equal(a[k], b[k]) for k in a)
+    last_a, last_b = _last_checkpoint(tmp_path / "a"), _last_checkpoint(tmp_path / "b")  # weights, moments, averages
+    assert last_a.keys() == last_b.keys() and all(torch.equal(last_a[k], last_b[k]) for k in last_a)
+    assert any(k.startswith("extra.") for k in last_a) == bool(ema)
+
+
+def _last_checkpoint(run):
+    name = json.loads((run / "checkpoint" / "latest.json").read_text())["name"]
+    return load_file(str(run / "checkpoint" / f"{name}.safetensors"))
+
+
+def test_with_ema_the_saved_model_holds_the_averaged_weights_and_training_goes_on_from_its_own(tmp_path):
+    cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", epochs=1, ema=0.9))
+    trainer = Trainer(cfg)
+    trainer.run()
+    saved = load_model(tmp_path / "run" / "model").state_dict()
+    own = dict(trainer.model.named_parameters())
+    assert trainer.average is not None and trainer.average.shadow
+    for name, average in trainer.average.shadow.items():
+        assert torch.equal(saved[name], average)
+    assert any(not torch.equal(own[name], average) for name, average in trainer.average.shadow.items())
+
+
+def test_weight_average_follows_its_formula_and_gives_the_weights_back():
+    layer = torch.nn.Linear(2, 2)
+    start = layer.weight.detach().clone()
+    average = WeightAverage(layer, 0.5)
+    with torch.no_grad():
+        layer.weight.add_(1.0)
+    average.update(100)  # min(0.5, 101 / 110) = 0.5: halfway to the new weights
+    assert torch.allclose(average.shadow["weight"], start + 0.5)
+    average.update(0)  # min(0.5, 1 / 10) = 0.1: 90 % of the way
+    assert torch.allclose(average.shadow["weight"], start + 0.95)
+    with average.applied():
+        assert torch.allclose(layer.weight, start + 0.95)
+    assert torch.equal(layer.weight, start + 1.0)
 
 
 def test_a_run_resumes_with_more_epochs_but_not_with_other_settings(tmp_path, monkeypatch):

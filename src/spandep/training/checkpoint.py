@@ -75,9 +75,11 @@ def _atomic_write_text(path: Path, text: str) -> None:
 
 
 def save_checkpoint(
-    directory: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, meta: dict[str, Any]
+    directory: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, meta: dict[str, Any],
+    extra: dict[str, torch.Tensor] | None = None,
 ) -> None:
-    """Write a checkpoint for ``meta['step']`` and point ``latest.json`` at it; older ones are removed."""
+    """Write a checkpoint for ``meta['step']`` and point ``latest.json`` at it; older ones are removed. ``extra``:
+    more tensors of the run's state (the weight averages of ``[training] ema``), read back by ``load_checkpoint``."""
     step = int(meta["step"])
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -87,6 +89,7 @@ def save_checkpoint(
             for key, value in state.items():
                 tensors[f"optim.{pid}.{key}"] = torch.as_tensor(value).detach().cpu().contiguous().clone()
         tensors["rng.torch"] = torch.get_rng_state()
+        tensors.update({f"extra.{k}": v.detach().cpu().contiguous().clone() for k, v in (extra or {}).items()})
         name = f"ckpt-{step}"
         tmp = directory / f".{name}.safetensors.tmp"
         save_file(tensors, str(tmp))
@@ -103,8 +106,11 @@ def save_checkpoint(
             old.unlink(missing_ok=True)
 
 
-def load_checkpoint(directory: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any] | None:
-    """Restore the newest checkpoint into ``model`` and ``optimizer``; returns its metadata, or None if none."""
+def load_checkpoint(
+    directory: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, extra: dict[str, torch.Tensor] | None = None
+) -> dict[str, Any] | None:
+    """Restore the newest checkpoint into ``model`` and ``optimizer`` (and its extra tensors into ``extra``); returns
+    its metadata, or None if none."""
     latest = directory / "latest.json"
     if not latest.is_file():
         return None
@@ -119,4 +125,6 @@ def load_checkpoint(directory: Path, model: torch.nn.Module, optimizer: torch.op
             state.setdefault(int(pid), {})[field] = value
     optimizer.load_state_dict({"state": state, "param_groups": info.pop("param_groups")})
     torch.set_rng_state(tensors["rng.torch"])
+    if extra is not None:
+        extra.update({k[6:]: v for k, v in tensors.items() if k.startswith("extra.")})
     return info

@@ -42,6 +42,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "seed": 1,
         "threads": 0,
         "checkpoint_every": 200,
+        "ema": 0.0,  # decay of a moving average of the weights, read at dev and saved (training/averaging.py); 0: none
         "eval_batch_tokens": 4000,
         "device": "cpu",  # cpu, cuda, cuda:N or auto; the checkpoints and the saved model are the same either way
     },
@@ -54,6 +55,7 @@ NUMBERS: dict[str, dict[str, Range]] = {  # what each number of [data] and [trai
         "epochs": Range(1), "batch_tokens": Range(1), "eval_batch_tokens": Range(1), "lr": _ABOVE_ZERO,
         "encoder_lr": _RATE, "weight_decay": _RATE, "warmup": Range(0, 1, integer=False), "clip": _ABOVE_ZERO,
         "patience": Range(1), "seed": Range(), "threads": Range(0), "checkpoint_every": Range(1),
+        "ema": Range(0, 1, integer=False, open_high=True),
     },
 }
 TYPED = {"encoder": ("transformer", ENCODERS), "model": ("biaffine", PARSERS)}  # table: (default type, registry)

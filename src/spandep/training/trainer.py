@@ -14,6 +14,7 @@ each treebank's dev figures per epoch and the best epoch chosen on their macro a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -36,6 +37,7 @@ from spandep.inference import InferenceOptions
 from spandep.models import Parser, build_model, config_from_data
 from spandep.pipeline.model_io import resolve_device, save_model
 from spandep.pipeline.predict import with_tree
+from spandep.training.averaging import WeightAverage
 from spandep.training.checkpoint import changed_settings, load_checkpoint, run_lock, save_checkpoint
 from spandep.training.config import check_resources
 from spandep.training.treebanks import epoch_sentences, macro_scores, treebank_files
@@ -102,6 +104,7 @@ class Trainer:
         counts = [len(self.epoch_batches(epoch)) for epoch in range(tr["epochs"])]
         self.batches_per_epoch, self.total_steps = counts[0], sum(counts)
         self.optimizer = build_optimizer(self.model, cfg)
+        self.average = WeightAverage(self.model, tr["ema"]) if tr["ema"] else None
 
     def epoch_batches(self, epoch: int) -> list[list[int]]:
         """The batches of an epoch (training sentence indices): all sentences, or with ``[data] sampling_exponent``
@@ -140,10 +143,13 @@ class Trainer:
         ckpt_dir = self.out / "checkpoint"
         self._check_resumable(ckpt_dir)
         (self.out / "config.json").write_text(json.dumps(self.cfg, indent=2) + "\n", encoding="utf-8")
-        state = load_checkpoint(ckpt_dir, self.model, self.optimizer) or {
+        extra: dict[str, torch.Tensor] = {}
+        state = load_checkpoint(ckpt_dir, self.model, self.optimizer, extra) or {
             "step": 0, "epoch": 0, "batch": 0, "best": None, "bad_epochs": 0, "history": [], "train_seconds": 0.0,
         }
         if state["step"]:
+            if self.average:
+                self.average.load(extra)
             log.info("resuming from step %d (epoch %d, batch %d)", state["step"], state["epoch"] + 1, state["batch"])
         elif len(self.devs) > 1:
             self._log(f"dev: {len(self.devs)} treebanks ({', '.join(map(str, self.devs))}); UAS, LAS and their _nopunct are "
@@ -164,29 +170,39 @@ class Trainer:
                 bar.set_postfix(loss=f"{running:.3f}")
                 if state["step"] % tr["checkpoint_every"] == 0 and state["batch"] < len(batches):
                     state["train_seconds"] = time.time() - started
-                    save_checkpoint(ckpt_dir, self.model, self.optimizer, state)
+                    save_checkpoint(ckpt_dir, self.model, self.optimizer, state, self._extra())
             bar.close()
-            scores = self.evaluate_dev()
+            with self.average.applied() if self.average else contextlib.nullcontext():
+                self._end_epoch(epoch, state, running, started)
             self.model.train()
-            key = (scores["LAS_nopunct"], scores["UAS_nopunct"])
-            improved = state["best"] is None or key > tuple(state["best"]["key"])
-            if improved:
-                state["best"] = {"key": list(key), "epoch": epoch + 1, **scores}
-                state["bad_epochs"] = 0
-                training = {"config": self.cfg, "epoch": epoch + 1, "dev": scores}
-                tokenizer = self.cfg["data"]["tokenizer"]
-                own = {t.name: Path(t.tokenizer) for t in self.treebanks if t.name is not None and t.tokenizer}  # several treebanks' own
-                save_model(self.model, self.out / "model", training, tokenizer=Path(tokenizer) if tokenizer else None, treebank_tokenizers=own)
-            else:
-                state["bad_epochs"] += 1
-            state["train_seconds"] = time.time() - started
-            entry = {"epoch": epoch + 1, "step": state["step"], "minutes": round(state["train_seconds"] / 60, 2), "loss": round(running, 4), **scores}
-            state["history"].append(entry)
-            self._log(" ".join(f"{k}={v}" for k, v in entry.items()) + (" *best*" if improved else ""))
             state["epoch"] += 1
             state["batch"] = 0
-            save_checkpoint(ckpt_dir, self.model, self.optimizer, state)
+            save_checkpoint(ckpt_dir, self.model, self.optimizer, state, self._extra())
         return state
+
+    def _extra(self) -> dict[str, torch.Tensor]:
+        """The checkpoint's tensors beyond the model and the optimiser: the weight averages, if any."""
+        return self.average.tensors() if self.average else {}
+
+    def _end_epoch(self, epoch: int, state: dict[str, Any], running: float, started: float) -> None:
+        """Score dev with the model's weights as they are (the averages under ``[training] ema``), save the model
+        if it is the best so far, log the epoch."""
+        scores = self.evaluate_dev()
+        key = (scores["LAS_nopunct"], scores["UAS_nopunct"])
+        improved = state["best"] is None or key > tuple(state["best"]["key"])
+        if improved:
+            state["best"] = {"key": list(key), "epoch": epoch + 1, **scores}
+            state["bad_epochs"] = 0
+            training = {"config": self.cfg, "epoch": epoch + 1, "dev": scores}
+            tokenizer = self.cfg["data"]["tokenizer"]
+            own = {t.name: Path(t.tokenizer) for t in self.treebanks if t.name is not None and t.tokenizer}  # several treebanks' own
+            save_model(self.model, self.out / "model", training, tokenizer=Path(tokenizer) if tokenizer else None, treebank_tokenizers=own)
+        else:
+            state["bad_epochs"] += 1
+        state["train_seconds"] = time.time() - started
+        entry = {"epoch": epoch + 1, "step": state["step"], "minutes": round(state["train_seconds"] / 60, 2), "loss": round(running, 4), **scores}
+        state["history"].append(entry)
+        self._log(" ".join(f"{k}={v}" for k, v in entry.items()) + (" *best*" if improved else ""))
 
     def _check_resumable(self, ckpt_dir: Path) -> None:
         """A run resumed under other settings than it was started with (``checkpoint.RESUMABLE`` says which may
@@ -219,4 +235,6 @@ class Trainer:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), tr["clip"])
         self.optimizer.step()
+        if self.average:
+            self.average.update(step + 1)
         return loss.item()
