@@ -88,13 +88,16 @@ def test_weight_average_follows_its_formula_and_gives_the_weights_back():
     average = WeightAverage(layer, 0.5)
     with torch.no_grad():
         layer.weight.add_(1.0)
-    average.update(100)  # min(0.5, 101 / 110) = 0.5: halfway to the new weights
-    assert torch.allclose(average.shadow["weight"], start + 0.5)
-    average.update(0)  # min(0.5, 1 / 10) = 0.1: 90 % of the way
-    assert torch.allclose(average.shadow["weight"], start + 0.95)
+    average.update(1)  # d = min(0.5, 1 - 1/1) = 0: the weights after the first step, the initial ones left out
+    assert torch.allclose(average.shadow["weight"], start + 1.0)
+    with torch.no_grad():
+        layer.weight.add_(1.0)
+    average.update(100)  # min(0.5, 1 - 1/100) = 0.5: halfway to the new weights
+    assert torch.allclose(average.shadow["weight"], start + 1.5)
+    own = layer.weight.detach().clone()
     with average.applied():
-        assert torch.allclose(layer.weight, start + 0.95)
-    assert torch.equal(layer.weight, start + 1.0)
+        assert torch.allclose(layer.weight, start + 1.5)
+    assert torch.equal(layer.weight, own)
 
 
 def test_a_run_resumes_with_more_epochs_but_not_with_other_settings(tmp_path, monkeypatch):

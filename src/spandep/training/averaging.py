@@ -1,8 +1,9 @@
 """``[training] ema``: an exponential moving average of the trained weights, read at every dev evaluation and saved
 as the model, while the optimiser goes on from the raw weights.
 
-After optimiser step ``t`` each trained parameter's average moves towards it by ``1 - d``, with
-``d = min(ema, (1 + t) / (10 + t))`` so that the first steps, far from anything worth averaging, weigh little.
+After optimiser step ``t`` (from 1) each trained parameter's average moves towards it by ``1 - d``, with
+``d = min(ema, 1 - 1 / t)``: the plain mean of the weights after each step until ``t`` reaches the average's horizon
+``1 / (1 - ema)``, an exponential average over about that many steps from then on (the initial weights never count).
 Frozen parameters (a base encoder under adapters) are never copied. The averages travel in the checkpoint, so a
 resumed run ends with the same model as an uninterrupted one.
 """
@@ -28,7 +29,7 @@ class WeightAverage:
     @torch.no_grad()
     def update(self, steps_done: int) -> None:
         """Move the averages after the optimiser's ``steps_done``-th step."""
-        weight = 1.0 - min(self.decay, (1 + steps_done) / (10 + steps_done))
+        weight = 1.0 - min(self.decay, 1.0 - 1.0 / steps_done)
         for name, p in self.params:
             self.shadow[name].lerp_(p.detach(), weight)
 
