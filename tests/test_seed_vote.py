@@ -31,3 +31,10 @@ def test_votes_that_form_no_tree_still_give_one() -> None:
 def test_majority_ties_go_to_the_first_value() -> None:
     assert majority(["b", "a", "a", "b"]) == "b"
     assert majority(["c", "a", "a"]) == "a"
+
+
+def test_a_tie_of_trees_goes_to_the_first_member() -> None:
+    sentence = next(s for s in read_conllu(DEV) if len(s) >= 4)
+    chain = replace(sentence, words=[replace(w, head=w.id - 1) for w in sentence.words])
+    for first, second in ((chain, sentence), (sentence, chain)):
+        assert [w.head for w in vote([first, second]).words] == [w.head for w in first.words]

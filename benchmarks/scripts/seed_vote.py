@@ -8,10 +8,10 @@
 Each model parses the dev split's gold tokens (every column but FORM and MISC blanked, as ``benchmarks.suite.raw_text
 --mode gold``) with its saved settings. The ensemble's tree is the maximum spanning tree of the members' head votes
 (``spandep.decoding.mst``, one vote per member and word; an arc no member chose scores below every chosen one), each
-word's label the one most of the members that chose its head gave, and UPOS, XPOS, FEATS and LEMMA each the members'
-majority; ties go to the member listed first. Every member and the ensemble are scored by the CoNLL 2018 scorer
-(all words, universal LAS); the JSON also keeps each member's parse time (one thread), the ensemble's cost being their
-sum.
+word's label the one most of the members that chose its head gave (the first member's where none did), and UPOS,
+XPOS, FEATS and LEMMA each the members' majority; ties go to the member listed first. Every member and the ensemble
+are scored by the CoNLL 2018 scorer (all words, universal LAS); the JSON also keeps each member's parse time (one
+thread), the ensemble's cost being their sum.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from spandep.pipeline.model_io import load_model
 
 COLUMNS = ("upos", "xpos", "feats", "lemma")
 UNCHOSEN = -1.0  # the score of an arc no member chose: below every chosen arc's vote count
+FIRST = 0.5  # the first member's arcs get FIRST / (n + 1) more each: under 1 over a whole tree, so it only breaks ties
 
 
 def majority(values: list[str]) -> str:
@@ -50,9 +51,9 @@ def vote(members: list[Sentence]) -> Sentence:
     """One sentence from the members' parses of it (see the module docstring)."""
     first, n = members[0], len(members[0].words)
     counts = np.zeros((n + 1, n + 1))  # (1 + n, 1 + n): [dependent, head]
-    for member in members:
+    for rank, member in enumerate(members):
         for w in member.words:
-            counts[w.id, int(w.head or 0)] += 1.0
+            counts[w.id, int(w.head or 0)] += 1.0 + (FIRST / (n + 1) if rank == 0 else 0.0)
     votes = np.where(counts > 0, counts, UNCHOSEN)  # (1 + n, 1 + n)
     np.fill_diagonal(votes, -np.inf)
     heads = mst_single(votes).tolist()  # (1 + n,)
