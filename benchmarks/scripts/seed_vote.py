@@ -42,9 +42,9 @@ FIRST = 0.5  # the first member's arcs get FIRST / (n + 1) more each: under 1 ov
 
 
 def majority(values: list[str]) -> str:
-    """The most frequent value; a tie goes to the value seen first (the earlier member's)."""
-    counts = Counter(values)
-    return max(counts, key=lambda v: (counts[v], -values.index(v)))
+    """The most frequent value; a tie goes to the value seen first (the earlier member's: ``most_common`` keeps equal
+    counts in the order first met)."""
+    return Counter(values).most_common(1)[0][0]
 
 
 def vote(members: list[Sentence]) -> Sentence:

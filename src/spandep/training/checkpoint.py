@@ -83,13 +83,13 @@ def save_checkpoint(
     step = int(meta["step"])
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        tensors = {f"model.{k}": v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
+        tensors = _stored("model.", model.state_dict())
         opt_state = optimizer.state_dict()
         for pid, state in opt_state["state"].items():
             for key, value in state.items():
                 tensors[f"optim.{pid}.{key}"] = torch.as_tensor(value).detach().cpu().contiguous().clone()
         tensors["rng.torch"] = torch.get_rng_state()
-        tensors.update({f"extra.{k}": v.detach().cpu().contiguous().clone() for k, v in (extra or {}).items()})
+        tensors.update(_stored("extra.", extra or {}))
         name = f"ckpt-{step}"
         tmp = directory / f".{name}.safetensors.tmp"
         save_file(tensors, str(tmp))
@@ -117,7 +117,7 @@ def load_checkpoint(
     name = json.loads(latest.read_text(encoding="utf-8"))["name"]
     info = json.loads((directory / f"{name}.json").read_text(encoding="utf-8"))
     tensors = load_file(str(directory / f"{name}.safetensors"))
-    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
+    model.load_state_dict(_read("model.", tensors))
     state: dict[int, dict[str, torch.Tensor]] = {}
     for key, value in tensors.items():
         if key.startswith("optim."):
@@ -126,5 +126,15 @@ def load_checkpoint(
     optimizer.load_state_dict({"state": state, "param_groups": info.pop("param_groups")})
     torch.set_rng_state(tensors["rng.torch"])
     if extra is not None:
-        extra.update({k[6:]: v for k, v in tensors.items() if k.startswith("extra.")})
+        extra.update(_read("extra.", tensors))
     return info
+
+
+def _stored(prefix: str, tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """``tensors`` as a checkpoint stores them: named ``prefix + name``, detached, on the CPU, contiguous copies."""
+    return {prefix + k: v.detach().cpu().contiguous().clone() for k, v in tensors.items()}
+
+
+def _read(prefix: str, tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The tensors :func:`_stored` wrote under ``prefix``, by their own names."""
+    return {k.removeprefix(prefix): v for k, v in tensors.items() if k.startswith(prefix)}
