@@ -98,7 +98,7 @@ def test_errors_are_one_line_with_exit_codes(tmp_path):
 
 
 @pytest.mark.parametrize("command", ["parse", "benchmark-speed"])
-@pytest.mark.parametrize(("option", "message"), [(["--decoder", "greedy"], "unknown decoder"), (["--k", "0"], "k must be a positive int")])
+@pytest.mark.parametrize(("option", "message"), [(["--decoder", "greedy"], "unknown decoder"), (["--k", "0"], "k must be an int in [1, 64]")])
 def test_inference_options_are_checked_before_a_model_loads(tmp_path, command, option, message):
     result = runner.invoke(app, [command, str(DEV), "--model", str(tmp_path / "nowhere"), *option])
     assert result.exit_code == 2 and message in result.output  # not 3: the missing model is never reached

@@ -154,7 +154,7 @@ def test_process_errors_are_one_line(served, params, message):
     ({"data": "x", "k": "3"}, "k: Input should be a valid integer"),
     ({"data": "x", "output": "pdf"}, "output: Input should be 'conllu', 'jsonl', 'svg' or 'html'"),
     ({"data": "x", "colour": "red"}, "colour: Extra inputs are not permitted"),
-    ({"data": "x", "k": 0}, "k must be a positive int, not 0"),
+    ({"data": "x", "k": 0}, "k must be an int in [1, 64], not 0"),
     ({"data": "x", "decoder": "greedy"}, "unknown decoder 'greedy'; use mst or projective"),
     ({"data": "x", "model": "TINY", "k": 2}, "model TINY: "),
 ])

@@ -28,8 +28,8 @@ class Range:
     def __str__(self) -> str:
         kind = "an int" if self.integer else "a finite number"
         if self.high == math.inf:
-            return kind if self.low == -math.inf else f"{kind} {'>' if self.open_low else '≥'} {self.low:g}"
-        return f"{kind} in {'(' if self.open_low else '['}{self.low:g}, {self.high:g}{')' if self.open_high else ']'}"
+            return kind if self.low == -math.inf else f"{kind} {'>' if self.open_low else '≥'} {_number(self.low)}"
+        return f"{kind} in {'(' if self.open_low else '['}{_number(self.low)}, {_number(self.high)}{')' if self.open_high else ']'}"
 
     def problem(self, name: str, value: object) -> str | None:
         """"NAME must be an int ≥ 1, not 0" unless ``value`` is of the kind and in the range (then ``None``)."""
@@ -40,6 +40,11 @@ class Range:
                 value < self.high if self.open_high else value <= self.high
             )
         return None if ok else f"{name} must be {self}, not {value!r}"
+
+
+def _number(value: float) -> str:
+    """A bound as written: ``1000000``, not ``1e+06``; ``0.5`` as it is."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 def device_problem(name: str, value: object) -> str | None:

@@ -9,9 +9,10 @@ parser (:meth:`spandep.models.base.Parser.settings`).
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
+
+from spandep.limits import limit
 
 __all__ = ["DECODER_NAMES", "LABEL_SOURCES", "MODEL_SETTINGS", "InferenceOptions", "InferenceStats"]
 
@@ -20,14 +21,10 @@ LABEL_SOURCES = ("linker", "word")
 DEFAULT_BATCH_TOKENS = 4000
 
 
-def _check_int(name: str, value: object, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{name} must be a positive int, not {value!r}" if low == 1 else f"{name} must be an int ≥ {low}, not {value!r}")
-
-
-def _check_float(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number ≥ 0, not {value!r}")
+def _check_limit(name: str, value: object) -> None:
+    problem = limit(name).problem(value)
+    if problem:
+        raise ValueError(problem)
 
 
 def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
@@ -63,18 +60,18 @@ class InferenceOptions:
     def __post_init__(self) -> None:
         checks = {
             "decoder": lambda v: _check_choice("decoder", v, DECODER_NAMES),
-            "k": lambda v: _check_int("k", v, 1),
-            "lam": lambda v: _check_float("lam", v),
+            "k": lambda v: _check_limit("k", v),
+            "lam": lambda v: _check_limit("lam", v),
             "retrieval": lambda v: _check_bool("retrieval", v),
             "mutual": lambda v: _check_bool("mutual", v),
-            "arc_weight": lambda v: _check_float("arc_weight", v),
+            "arc_weight": lambda v: _check_limit("arc_weight", v),
             "label_source": lambda v: _check_choice("label_source", v, LABEL_SOURCES),
         }
         for name, check in checks.items():
             value = getattr(self, name)
             if value is not None:
                 check(value)
-        _check_int("batch_tokens", self.batch_tokens, 1)
+        _check_limit("batch_tokens", self.batch_tokens)
         if self.treebank is not None and (not isinstance(self.treebank, str) or not self.treebank):
             raise ValueError(f"treebank must be a treebank's name, not {self.treebank!r}")
 

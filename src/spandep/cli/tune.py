@@ -12,9 +12,10 @@ import typer
 
 from spandep.checks import Range
 from spandep.cli.common import (
-    BATCH_TOKENS, COUNT, DEVICE, POSITIVE, THREADS, check_input, check_model_options, check_options, handle_errors,
+    BATCH_TOKENS, COUNT, DEVICE, THREADS, check_input, check_model_options, check_options, handle_errors,
 )
 from spandep.errors import OptionError
+from spandep.limits import limit
 
 
 def tune(
@@ -59,8 +60,11 @@ def tune(
             return values
 
         weight = Range(0, integer=False)
-        grid = numbers(ks, POSITIVE, "--ks"), numbers(lams, weight, "--lams"), numbers(arc_weights, weight, "--arc-weights")
-        check_options(("--batch-tokens", batch_tokens, POSITIVE), ("--threads", threads, COUNT), ("--device", device, None))
+        grid = (
+            numbers(ks, limit("k").allowed, "--ks"), numbers(lams, limit("lam").allowed, "--lams"),
+            numbers(arc_weights, limit("arc_weight").allowed, "--arc-weights"),
+        )
+        check_options(("--batch-tokens", batch_tokens, limit("batch_tokens").allowed), ("--threads", threads, COUNT), ("--device", device, None))
         if within is not None:
             check_options(("--within", within, weight))
         check_input(dev)
