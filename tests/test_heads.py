@@ -107,14 +107,42 @@ def test_old_upos_configs_still_build_the_same_layers() -> None:
     assert sorted(tagger.state_dict()) == ["out.bias", "out.weight"] and tagger.weight == 1.0
 
 
-def test_columns_are_filled_only_where_blank() -> None:
+def test_a_column_given_for_a_sentence_is_kept_whole() -> None:
+    """The fill rule: a column is the model's only where it is ``_`` for every word of the sentence; a column given
+    for some words is the user's, ``_`` included (FEATS ``_`` means "no features" in an annotated file)."""
     sentence = Sentence([Token(1, "Dogs", lemma="dog", xpos="_", feats="_"), Token(2, "bark", lemma="_", xpos="VBP", feats="X=Y")])
-    columns = {"lemma": ["DOG", "bark"], "xpos": ["NNS", "NN"], "feats": ["Number=Plur", "_"]}
+    columns = {"lemma": ["DOG", "bark"], "xpos": ["NNS", "NN"], "feats": ["Number=Plur", "_"], "upos": ["NOUN", "VERB"]}
     out = with_tree(sentence, Parse([2, 0], ["nsubj", "root"], columns))
-    assert [w.lemma for w in out.words] == ["dog", "bark"]
-    assert [w.xpos for w in out.words] == ["NNS", "VBP"]
-    assert [w.feats for w in out.words] == ["Number=Plur", "X=Y"]
+    assert [w.lemma for w in out.words] == ["dog", "_"]
+    assert [w.xpos for w in out.words] == ["_", "VBP"]
+    assert [w.feats for w in out.words] == ["_", "X=Y"]
+    assert [w.upos for w in out.words] == ["NOUN", "VERB"]  # blank for every word: filled
     assert out.confidence is None and out.words[0].head_prob is None  # no scores, no confidence
+
+
+COLUMN_VALUES = st.sampled_from(["_", "a", "b"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(COLUMN_VALUES, COLUMN_VALUES, COLUMN_VALUES), min_size=1, max_size=6))
+def test_fill_rule_per_sentence_and_column(values) -> None:
+    sentence = Sentence([Token(i + 1, f"w{i}", upos=u, feats=f, deps=d) for i, (u, f, d) in enumerate(values)])
+    columns = {"upos": ["NOUN"] * len(values), "feats": ["Z=1"] * len(values)}
+    parse = Parse([0] + [1] * (len(values) - 1), ["root"] + ["dep"] * (len(values) - 1), columns)
+    out = with_tree(sentence, parse)
+    for name in ("upos", "feats"):
+        given = [getattr(w, name) for w in sentence.words]
+        expected = given if any(v != "_" for v in given) else columns[name]
+        assert [getattr(w, name) for w in out.words] == expected
+    # the tree changed (the input had no heads): an enhanced graph given over the old tree is cleared
+    assert [w.deps for w in out.words] == ["_"] * len(values)
+    assert [w.form for w in out.words] == [w.form for w in sentence.words]
+
+
+def test_deps_kept_when_the_tree_is_unchanged() -> None:
+    words = [Token(1, "Dogs", head=2, deprel="nsubj", deps="2:nsubj"), Token(2, "bark", head=0, deprel="root", deps="0:root")]
+    assert [w.deps for w in with_tree(Sentence(words), Parse([2, 0], ["nsubj", "root"], {})).words] == ["2:nsubj", "0:root"]
+    assert [w.deps for w in with_tree(Sentence(words), Parse([2, 0], ["obj", "root"], {})).words] == ["_", "_"]
 
 
 # ------------------------------------------------------------------------------------------ confidence

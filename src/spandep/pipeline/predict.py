@@ -16,16 +16,26 @@ from spandep.models.base import Parse, Parser
 from spandep.models.confidence import Calibration
 
 
+def given_columns(sentence: Sentence, columns: Iterable[str]) -> set[str]:
+    """The ``columns`` (word attributes such as ``upos``) the user gave for ``sentence``: those that are not ``_``
+    for at least one of its words. A given column is the user's, ``_`` included (in an annotated file, ``_`` in
+    FEATS means "no features"); only a column that is ``_`` for every word is the model's to fill."""
+    return {name for name in columns if any(getattr(w, name) != "_" for w in sentence.words)}
+
+
 def with_tree(sentence: Sentence, parse: Parse, calibration: Calibration | None = None) -> Sentence:
-    """A copy of ``sentence`` with HEAD and DEPREL replaced, each column of ``parse.columns`` (a word attribute
-    such as ``upos``) filled in where it was ``_``, and the parse's confidence (with the model's ``calibration``)
-    where it has scores; every other column and line is kept."""
+    """A copy of ``sentence`` with HEAD and DEPREL replaced, each column of ``parse.columns`` filled in where the
+    sentence does not give it (:func:`given_columns`: ``_`` for every word), and the parse's confidence (with the
+    model's ``calibration``) where it has scores. DEPS, the enhanced graph over the old tree, becomes ``_`` for
+    every word when the tree changed; every other column and line is kept."""
     confidence = None if parse.scores is None else (calibration or Calibration()).confidence(parse.scores, parse.heads)
+    filled = {name: values for name, values in parse.columns.items() if name not in given_columns(sentence, parse.columns)}
+    same_tree = sentence.heads == list(parse.heads) and sentence.deprels == list(parse.labels)
+    deps = {} if same_tree or not given_columns(sentence, ("deps",)) else {"deps": "_"}
     words = []
     for i, (w, h, r) in enumerate(zip(sentence.words, parse.heads, parse.labels)):
-        filled = {name: values[i] for name, values in parse.columns.items() if getattr(w, name) == "_"}
         probs = {"head_prob": confidence.head[i], "label_prob": confidence.label[i]} if confidence else {}
-        words.append(replace(w, head=h, deprel=r, **filled, **probs))
+        words.append(replace(w, head=h, deprel=r, **{name: values[i] for name, values in filled.items()}, **deps, **probs))
     return replace(sentence, words=words, confidence=None if confidence is None else confidence.sentence)
 
 
