@@ -117,6 +117,8 @@ def test_a_column_given_for_a_sentence_is_kept_whole() -> None:
     assert [w.xpos for w in out.words] == ["_", "VBP"]
     assert [w.feats for w in out.words] == ["_", "X=Y"]
     assert [w.upos for w in out.words] == ["NOUN", "VERB"]  # blank for every word: filled
+    tagged = Sentence([Token(1, "Yeah", upos="INTJ"), Token(2, "!", upos="PUNCT")])  # no features, UPOS given
+    assert [w.feats for w in with_tree(tagged, Parse([0, 1], ["root", "punct"], {"feats": ["A=B", "_"]})).words] == ["_", "_"]
     assert out.confidence is None and out.words[0].head_prob is None  # no scores, no confidence
 
 
@@ -132,7 +134,8 @@ def test_fill_rule_per_sentence_and_column(values) -> None:
     out = with_tree(sentence, parse)
     for name in ("upos", "feats"):
         given = [getattr(w, name) for w in sentence.words]
-        expected = given if any(v != "_" for v in given) else columns[name]
+        user_upos = any(w.upos != "_" for w in sentence.words) and name == "feats"  # FEATS is read with UPOS
+        expected = given if user_upos or any(v != "_" for v in given) else columns[name]
         assert [getattr(w, name) for w in out.words] == expected
     # the tree changed (the input had no heads): an enhanced graph given over the old tree is cleared
     assert [w.deps for w in out.words] == ["_"] * len(values)

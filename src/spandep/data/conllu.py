@@ -206,8 +206,9 @@ def read_conllu(path: Source, fmt: str = "conllu", heads: bool = True) -> Iterat
     multiword-token range that is reversed, goes beyond the sentence or overlaps another, an empty node
     beyond the sentence or out of place, and a sentence without words. UTF-16 input is named as such.
     Tree shape is not checked here: see :func:`check_trees`.
-    ``heads=False`` (input to be parsed, whose HEAD is replaced) leaves the HEAD column unread: every head is
-    ``None``, so a garbled or out-of-range HEAD there is no error.
+    ``heads=False`` (input to be parsed, whose HEAD is replaced) reads the HEAD column leniently: an integer is
+    kept (so that a column not predicted can be given back, and DEPS kept where the tree is unchanged), anything
+    else is ``None``, so a garbled or out-of-range HEAD there is no error.
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -269,10 +270,10 @@ def read_conllu(path: Source, fmt: str = "conllu", heads: bool = True) -> Iterat
         if not form or form.isspace() or not form.isprintable() or (not conllu and " " in form):
             check_form(form, source, lineno, allow_space=conllu)
         h = cols[6]
-        if h == "_" or not heads:
-            head = None
-        elif h.isascii() and h.isdigit():
+        if h.isascii() and h.isdigit():
             head = int(h)
+        elif h == "_" or not heads:
+            head = None
         else:
             raise InputFormatError(source, lineno, f"HEAD {h!r} is not an integer or _")
         words.append(Token(i, form, cols[2], cols[3], cols[4], cols[5], head, cols[7], cols[8], cols[9]))
@@ -385,7 +386,7 @@ def read_input(path: Source, fmt: str = "conllu", tokenizer: Tokenizer | None = 
     (:func:`read_conllu`), ``tokens`` (:func:`read_tokens`), ``text`` (raw text, split by ``tokenizer``: a
     model's, see :func:`spandep.tokenization.tokenizer_for`; ``None``: the rule fallback) or ``lines`` (raw text of
     a sentence a line, tokenized by ``tokenizer``). This is input to be parsed: a CoNLL file's HEAD column, which
-    parsing replaces, is not read (``heads=False``)."""
+    parsing replaces, is read leniently and never checked (``heads=False``)."""
     if fmt in FORMATS:
         return read_conllu(path, fmt, heads=False)
     if fmt == "tokens":

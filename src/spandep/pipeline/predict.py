@@ -16,11 +16,18 @@ from spandep.models.base import Parse, Parser
 from spandep.models.confidence import Calibration
 
 
+READ_WITH = {"feats": "upos"}  # FEATS is read with UPOS: ``_`` beside the user's UPOS means "no features"
+
+
 def given_columns(sentence: Sentence, columns: Iterable[str]) -> set[str]:
     """The ``columns`` (word attributes such as ``upos``) the user gave for ``sentence``: those that are not ``_``
-    for at least one of its words. A given column is the user's, ``_`` included (in an annotated file, ``_`` in
-    FEATS means "no features"); only a column that is ``_`` for every word is the model's to fill."""
-    return {name for name in columns if any(getattr(w, name) != "_" for w in sentence.words)}
+    for at least one of its words (FEATS also where UPOS is: features are those of the user's tags). A given
+    column is the user's, ``_`` included (in an annotated file, ``_`` in FEATS means "no features"); only a
+    column that is ``_`` for every word is the model's to fill."""
+    return {
+        name for name in columns
+        if any(getattr(w, name) != "_" or (name in READ_WITH and getattr(w, READ_WITH[name]) != "_") for w in sentence.words)
+    }
 
 
 def with_tree(sentence: Sentence, parse: Parse, calibration: Calibration | None = None) -> Sentence:
