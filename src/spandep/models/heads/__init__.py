@@ -1,5 +1,5 @@
 """Output heads: per-word classifiers on the shared encoder's word vectors (UPOS, XPOS, FEATS, lemmas), trained
-jointly with any parser type and filling their CoNLL-U column where the input has ``_``.
+jointly with any parser type and filling their CoNLL-U column where the sentence gives none (docs/design.md, "The fill rule").
 
 ``HEADS`` is the registry: a new head is one file (an :class:`OutputHead` subclass) plus one line here; a training
 config switches it on with a table ``[heads.NAME]``.
