@@ -43,6 +43,8 @@ LIMITS: dict[str, Limit] = {
         Limit("line_chars", Range(1, 1_000_000), "characters in one line of any text input; a longer line is an error after reading that many"),
         Limit("token_chars", Range(1, 4096), "characters in one token or word"),
         Limit("sentence_words", Range(1, 100_000), "words in one sentence given to spandep parse or the API"),
+        # reading raw text (spandep parse, the API, the service): memory stays bounded on any input
+        Limit("paragraph_chars", Range(1, 1_000_000), "raw text: characters of a paragraph tokenized as one; a longer one is cut after the line that reaches this many, and its sentence going on over that line end is ended there (no character is lost)"),
     )
 }
 
