@@ -13,6 +13,7 @@ through :func:`spandep.data.output.write_blocks`: a file atomically, a device, F
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -39,6 +40,7 @@ __all__ = [
     "check_text",
     "read_input",
     "check_form",
+    "check_input_data",
     "source_name",
     "token_sentence",
     "too_many_words",
@@ -294,6 +296,13 @@ def read_input(path: Source, fmt: str = "conllu", tokenizer: Tokenizer | None = 
             tokenizer = RuleTokenizer()
         return _bounded(tokenizer.iter_pieces(text_pieces(path), source_name(path), whole=fmt == "lines"))
     raise ValueError(f"unknown input format {fmt!r}; use one of {', '.join(INPUT_FORMATS)}")
+
+
+def check_input_data(path: Source, fmt: str) -> None:
+    """Read all of ``path`` as :func:`read_input` reads it in format ``fmt`` (raw text without tokenizing it), in
+    bounded memory, raising its first :class:`InputFormatError`: the checks of a whole file before a model is
+    loaded for it."""
+    deque(text_pieces(path) if fmt in RAW_TEXT_FORMATS else read_input(path, fmt), maxlen=0)
 
 
 def _bounded(sentences: Iterator[Sentence]) -> Iterator[Sentence]:
