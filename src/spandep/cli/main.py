@@ -8,6 +8,8 @@ through the clean-up (no temporary output file is left behind).
 
 from __future__ import annotations
 
+import gc
+import os
 import signal
 import sys
 from importlib.metadata import version as package_version
@@ -54,7 +56,11 @@ class OneLineErrors(TyperGroup):
             typer.echo(f"spandep: error: {' '.join(message.split())}{where}", err=True)
             sys.exit(exc.exit_code)
         except typer.Abort:
-            sys.exit(130)
+            code = 130
+        except Stopped as exc:
+            code = exc.code
+        if code in (130, 128 + signal.SIGTERM):  # Ctrl-C (typer's 130) or SIGTERM, after the command's clean-up
+            _exit_now(code)
         sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -78,8 +84,26 @@ def _setup(
     signal.signal(signal.SIGTERM, _terminate)
 
 
+class Stopped(SystemExit):
+    """SIGTERM, raised in the main thread between two Python steps (torch ops included), so that the command's
+    clean-up runs as for Ctrl-C."""
+
+
 def _terminate(signum: int, frame: FrameType | None) -> None:
-    sys.exit(128 + signum)
+    raise Stopped(128 + signum)
+
+
+def _exit_now(code: int) -> None:
+    """Exit at once with ``code`` once a stopped command has cleaned up: the interpreter's own teardown with torch
+    loaded takes a second or more, which a stop must not wait for. A collection first frees what holds resources
+    outside the process (the semaphores of a stopped pool of workers)."""
+    gc.collect()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:
+            pass
+    os._exit(code)
 
 
 app.command()(train)

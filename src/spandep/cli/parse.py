@@ -3,6 +3,7 @@ pictures of the trees (SVG, HTML)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from pathlib import Path
 from typing import Optional
@@ -88,7 +89,8 @@ def parse(
             parsed = parse_parallel(factory, sentences, workers, PARSE_CHUNK, stats)
         else:
             parsed = parse_stream(parser, sentences, options, PARSE_CHUNK, stats)
-        write_sentences(tqdm(parsed, desc="parsing", unit=" sent", disable=None), output, output_format, confidence)
+        with contextlib.closing(parsed):  # stopped midway (Ctrl-C, SIGTERM, an error): the workers are stopped too
+            write_sentences(tqdm(parsed, desc="parsing", unit=" sent", disable=None), output, output_format, confidence)
         if stats.too_long:
             typer.echo(
                 f"note: {stats.too_long} sentence(s) were too long for the span linker and were decoded without it "

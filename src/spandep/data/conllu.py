@@ -168,7 +168,8 @@ def read_conllu(path: Source, fmt: str = "conllu", heads: bool = True) -> Iterat
             continue
         cols = line.split("\t")
         if len(cols) != 10:
-            raise InputFormatError(source, lineno, f"expected 10 tab-separated columns, found {len(cols)}")
+            hint = "; this looks like plain text: give --input-format text (raw text) or tokens (a sentence a line)" if len(cols) == 1 and " " in line else ""
+            raise InputFormatError(source, lineno, f"expected 10 tab-separated columns, found {len(cols)}{hint}")
         if "" in cols:
             i = cols.index("")
             raise InputFormatError(source, lineno, f"empty field in column {i + 1} ({columns[i]})")
