@@ -43,6 +43,24 @@ LIMITS: dict[str, Limit] = {
         Limit("line_chars", Range(1, 1_000_000), "characters in one line of any text input; a longer line is an error after reading that many"),
         Limit("token_chars", Range(1, 4096), "characters in one token or word"),
         Limit("sentence_words", Range(1, 100_000), "words in one sentence given to spandep parse or the API"),
+        # reading raw text (spandep parse, the API, the service): memory stays bounded on any input
+        Limit("paragraph_chars", Range(1, 1_000_000), "raw text: characters of a paragraph tokenized as one; a longer one is cut after the line that reaches this many, and its sentence going on over that line end is ended there (no character is lost)"),
+        # numbers given on the command line (spandep parse, tune, benchmark-speed, train, train-tokenizer)
+        Limit("threads", Range(0, 1024), "torch CPU threads of a command, per process (0: torch's default)"),
+        Limit("workers", Range(1, 64), "parser processes of spandep parse --workers (each holds a model in memory)"),
+        Limit("runs", Range(1, 1000), "timed runs of spandep benchmark-speed"),
+        Limit("warmup", Range(0, 1000), "untimed warm-up runs of spandep benchmark-speed"),
+        Limit("sweep_values", Range(1, 64), "values in one list of spandep tune (--ks, --lams, --arc-weights; the sweep runs every combination)"),
+        Limit("within", Range(0, 100, integer=False), "spandep tune --within: LAS points below the best"),
+        Limit("epochs", Range(1, 100_000), "epochs of spandep train and train-tokenizer (--epochs, and --patience of train-tokenizer)"),
+        Limit("lr_decay_patience", Range(0, 100_000), "spandep train-tokenizer --lr-decay-patience: epochs (0: never)"),
+        Limit("max_train_sentences", Range(0, 100_000_000), "spandep train --max-train-sentences"),
+        Limit("tokenizer_size", Range(1, 4096), "spandep train-tokenizer --embedding and --hidden"),
+        Limit("tokenizer_layers", Range(1, 16), "spandep train-tokenizer --layers"),
+        Limit("tokenizer_window", Range(1, 100_000), "spandep train-tokenizer --window: characters per training piece"),
+        Limit("tokenizer_batch", Range(1, 100_000), "spandep train-tokenizer --batch-size: pieces per batch"),
+        Limit("tokenizer_lr", Range(0, 10, integer=False, open_low=True), "spandep train-tokenizer --lr"),
+        Limit("seed", Range(0, 4_294_967_295), "random seeds (spandep train-tokenizer --seed): what numpy takes"),
     )
 }
 

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from spandep.cli.common import COUNT, POSITIVE, check_input, check_model_options, check_options, handle_errors, inference_options
+from spandep.cli.common import bound, check_input, check_model_options, check_options, handle_errors, inference_options
 
 
 def benchmark_speed(
@@ -34,7 +34,7 @@ def benchmark_speed(
         from spandep.pipeline.model_io import load_model, resolve_model_dir
         from spandep.pipeline.speed import measure_speed
 
-        check_options(("--runs", runs, POSITIVE), ("--warmup", warmup, COUNT), ("--threads", threads, COUNT))
+        check_options(("--runs", runs, bound("runs")), ("--warmup", warmup, bound("warmup")), ("--threads", threads, bound("threads")))
         options = inference_options(decoder, k, None, batch_tokens)
         check_input(input)
         if threads:

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from spandep.cli.common import COUNT, THREADS, check_input, check_one_treebank, check_options, handle_errors
+from spandep.cli.common import THREADS, bound, check_input, check_one_treebank, check_options, handle_errors
 from spandep.errors import OptionError
 
 
@@ -34,7 +34,7 @@ def calibrate(
         from spandep.inference import InferenceOptions
         from spandep.pipeline.model_io import load_model, save_calibration
 
-        check_options(("--threads", threads, COUNT))
+        check_options(("--threads", threads, bound("threads")))
         check_input(dev, stdin=False)
         if plot is not None:
             check_writable(plot)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,15 +14,17 @@ import typer
 from spandep.checks import Range, device_problem
 from spandep.errors import InputFormatError, OptionError, SpandepError
 from spandep.inference import InferenceOptions
+from spandep.limits import limit
 
 if TYPE_CHECKING:
     from spandep.models.base import Parser
     from spandep.tokenization.text import Tokenizer
 
 __all__ = [
-    "BATCH_TOKENS", "COUNT", "DEVICE", "POSITIVE", "THREADS", "check_input", "check_model_options", "check_one_treebank", "check_options",
+    "BATCH_TOKENS", "COUNT", "DEVICE", "POSITIVE", "THREADS", "bound", "check_input", "check_model_options", "check_one_treebank", "check_options",
     "error_message", "handle_errors", "inference_options", "text_tokenizer",
 ]
+
 
 COUNT = Range(0)  # an int ≥ 0 (threads: 0 is torch's default)
 POSITIVE = Range(1)  # an int ≥ 1
@@ -40,7 +44,8 @@ def error_message(exc: SpandepError) -> str:
 @contextlib.contextmanager
 def handle_errors() -> Iterator[None]:
     """Turn a :class:`SpandepError` into a one-line message on stderr and exit with its ``exit_code``
-    (no traceback). Any other exception propagates (exit status 1: a bug).
+    (no traceback). A reader of the output that went away (``spandep parse IN | head -1``) ends the command quietly
+    with status 0, as Unix tools do. Any other exception propagates (exit status 1: a bug).
 
     Usable as a context manager (``with handle_errors(): ...``) or as a decorator (``@handle_errors()``)
     of a command function.
@@ -50,6 +55,16 @@ def handle_errors() -> Iterator[None]:
     except SpandepError as exc:
         typer.echo(error_message(exc), err=True)
         raise typer.Exit(code=exc.exit_code) from None
+    except BrokenPipeError:
+        # Python's recipe (the signal module's docs, "Note on SIGPIPE"): what is left in stdout's buffer would fail
+        # again at exit, so stdout goes to devnull
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(code=0) from None
+
+
+def bound(name: str) -> Range:
+    """The values :data:`spandep.limits.LIMITS` allows for ``name``."""
+    return limit(name).allowed
 
 
 def check_options(*checks: tuple[str, object, Range | None]) -> None:

@@ -3,6 +3,7 @@ pictures of the trees (SVG, HTML)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from pathlib import Path
 from typing import Optional
@@ -10,10 +11,9 @@ from typing import Optional
 import typer
 from tqdm import tqdm
 
-from spandep.cli.common import (
-    COUNT, POSITIVE, check_input, check_model_options, check_options, handle_errors, inference_options, text_tokenizer,
-)
-from spandep.data.conllu import INPUT_FORMATS, RAW_TEXT_FORMATS, read_input
+from spandep.cli.common import bound, check_input, check_model_options, check_options, handle_errors, inference_options, text_tokenizer
+from spandep.data.conllu import INPUT_FORMATS, RAW_TEXT_FORMATS, check_input_data, read_input
+from spandep.data.output import check_writable
 from spandep.data.writers import OUTPUT_FORMATS, write_sentences
 from spandep.errors import OptionError
 
@@ -56,20 +56,29 @@ def parse(
     """Parse INPUT and write every sentence: as CoNLL-U with all its columns and lines plus predicted HEAD and
     DEPREL, as JSON Lines, or as pictures of the trees."""
     with handle_errors():
-        from spandep.pipeline.predict import parse_stream
-        from spandep.inference import InferenceStats
-        from spandep.pipeline.model_io import resolve_model
-        from spandep.pipeline.workers import ParserFactory, parse_parallel
-
-        check_options(("--threads", threads, COUNT), ("--workers", workers, POSITIVE), ("--device", device, None))
+        # every check of the options, the input and the output first, before the model loads (seconds)
+        check_options(
+            ("--threads", threads, bound("threads")), ("--workers", workers, bound("workers")), ("--device", device, None),
+        )
         if input_format not in INPUT_FORMATS:
             raise OptionError(f"--input-format: unknown format {input_format!r}; use one of {', '.join(INPUT_FORMATS)}")
         if output_format not in OUTPUT_FORMATS:
             raise OptionError(f"--output-format: unknown format {output_format!r}; use one of {', '.join(OUTPUT_FORMATS)}")
         if output_format in ("svg", "html") and importlib.util.find_spec("spacy") is None:
             raise OptionError("--output-format: pictures need spaCy: pip install 'spandep[spacy]'")
-        options = resolve_model(model).options(inference_options(decoder, k, lam, batch_tokens, treebank))
+        given = inference_options(decoder, k, lam, batch_tokens, treebank)
         check_input(input)
+        if str(input) != "-" and input.is_file():  # standard input, a FIFO or a device is checked as it is read
+            check_input_data(input, input_format)
+        if output != "-":
+            check_writable(Path(output))
+
+        from spandep.inference import InferenceStats
+        from spandep.pipeline.model_io import resolve_model
+        from spandep.pipeline.predict import parse_stream
+        from spandep.pipeline.workers import ParserFactory, parse_parallel
+
+        options = resolve_model(model).options(given)
         factory = ParserFactory(str(model) if model else None, options, threads or (1 if workers > 1 else 0), device, int8)
         parser = factory.load()  # here too with --workers: a bad model or option fails before any worker starts
         check_model_options(parser, options)
@@ -80,7 +89,8 @@ def parse(
             parsed = parse_parallel(factory, sentences, workers, PARSE_CHUNK, stats)
         else:
             parsed = parse_stream(parser, sentences, options, PARSE_CHUNK, stats)
-        write_sentences(tqdm(parsed, desc="parsing", unit=" sent", disable=None), output, output_format, confidence)
+        with contextlib.closing(parsed):  # stopped midway (Ctrl-C, SIGTERM, an error): the workers are stopped too
+            write_sentences(tqdm(parsed, desc="parsing", unit=" sent", disable=None), output, output_format, confidence)
         if stats.too_long:
             typer.echo(
                 f"note: {stats.too_long} sentence(s) were too long for the span linker and were decoded without it "

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from spandep.cli.common import COUNT, POSITIVE, check_options, handle_errors
+from spandep.cli.common import bound, check_options, handle_errors
 
 
 def train(
@@ -26,8 +26,8 @@ def train(
         from spandep.training.trainer import Trainer
 
         check_options(
-            ("--epochs", epochs, POSITIVE), ("--max-train-sentences", max_train_sentences, COUNT),
-            ("--threads", threads, COUNT), ("--device", device, None),
+            ("--epochs", epochs, bound("epochs")), ("--max-train-sentences", max_train_sentences, bound("max_train_sentences")),
+            ("--threads", threads, bound("threads")), ("--device", device, None),
         )
 
         overrides: dict[str, dict[str, Any]] = {

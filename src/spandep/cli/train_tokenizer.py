@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from spandep.checks import Range
-from spandep.cli.common import COUNT, POSITIVE, check_input, check_options, handle_errors
+from spandep.cli.common import bound, check_input, check_options, handle_errors
 
 
 def train_tokenizer(
@@ -38,11 +38,12 @@ def train_tokenizer(
         from spandep.tokenization.training import TrainSettings, train_tokenizer as run
 
         check_options(
-            ("--epochs", epochs, POSITIVE), ("--patience", patience, POSITIVE), ("--embedding", embedding, POSITIVE),
-            ("--hidden", hidden, POSITIVE), ("--layers", layers, POSITIVE), ("--window", window, POSITIVE),
-            ("--batch-size", batch_size, POSITIVE), ("--lr-decay-patience", lr_decay_patience, COUNT),
-            ("--threads", threads, POSITIVE), ("--dropout", dropout, Range(0, 1, integer=False, open_high=True)),
-            ("--lr", lr, Range(0, integer=False, open_low=True)),
+            ("--epochs", epochs, bound("epochs")), ("--patience", patience, bound("epochs")),
+            ("--embedding", embedding, bound("tokenizer_size")), ("--hidden", hidden, bound("tokenizer_size")),
+            ("--layers", layers, bound("tokenizer_layers")), ("--window", window, bound("tokenizer_window")),
+            ("--batch-size", batch_size, bound("tokenizer_batch")), ("--lr-decay-patience", lr_decay_patience, bound("lr_decay_patience")),
+            ("--threads", threads, Range(1, bound("threads").high)), ("--dropout", dropout, Range(0, 1, integer=False, open_high=True)),
+            ("--lr", lr, bound("tokenizer_lr")), ("--seed", seed, bound("seed")),
         )
         check_input(train, stdin=False)
         check_input(dev, stdin=False)

@@ -12,7 +12,7 @@ import typer
 
 from spandep.checks import Range
 from spandep.cli.common import (
-    BATCH_TOKENS, COUNT, DEVICE, THREADS, check_input, check_model_options, check_options, handle_errors,
+    BATCH_TOKENS, DEVICE, THREADS, bound, check_input, check_model_options, check_options, handle_errors,
 )
 from spandep.errors import OptionError
 from spandep.limits import limit
@@ -56,17 +56,17 @@ def tune(
                 raise OptionError(f"{option} must be a comma-separated list of numbers, not {text!r}") from None
             if not values:
                 raise OptionError(f"{option} needs at least one number")
+            check_options((f"{option}: the number of values", len(values), bound("sweep_values")))
             check_options(*((f"{option} value", v, allowed) for v in values))
             return values
 
-        weight = Range(0, integer=False)
         grid = (
             numbers(ks, limit("k").allowed, "--ks"), numbers(lams, limit("lam").allowed, "--lams"),
             numbers(arc_weights, limit("arc_weight").allowed, "--arc-weights"),
         )
-        check_options(("--batch-tokens", batch_tokens, limit("batch_tokens").allowed), ("--threads", threads, COUNT), ("--device", device, None))
+        check_options(("--batch-tokens", batch_tokens, limit("batch_tokens").allowed), ("--threads", threads, bound("threads")), ("--device", device, None))
         if within is not None:
-            check_options(("--within", within, weight))
+            check_options(("--within", within, bound("within")))
         check_input(dev)
         if out is not None:
             check_writable(out)

@@ -12,18 +12,17 @@ through :func:`spandep.data.output.write_blocks`: a file atomically, a device, F
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
-import sys
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, BinaryIO
+from typing import IO, TYPE_CHECKING
 
 from spandep.data.output import write_blocks
+from spandep.data.reading import InputBytes, Source, check_text, decoded_lines, source_name, text_pieces
 from spandep.data.sentence import Sentence, Token
 from spandep.errors import InputFormatError
+from spandep.limits import limit
 
 if TYPE_CHECKING:
     from spandep.tokenization.text import Tokenizer
@@ -41,8 +40,10 @@ __all__ = [
     "check_text",
     "read_input",
     "check_form",
+    "check_input_data",
     "source_name",
     "token_sentence",
+    "too_many_words",
 ]
 
 CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
@@ -53,96 +54,8 @@ RAW_TEXT_FORMATS = ("text", "lines")  # raw text for a tokenizer: split into sen
 
 _RANGE_ID = re.compile(r"[1-9][0-9]*-[1-9][0-9]*\Z")
 _EMPTY_ID = re.compile(r"[0-9]+\.[1-9][0-9]*\Z")
-_BOM = "\ufeff"
-STDIN = "-"  # the input path that reads standard input
-
-
-@dataclass(frozen=True)
-class InputBytes:
-    """An input held in memory, read exactly as a file holding ``data`` would be; ``name`` stands for the file's
-    path in messages."""
-
-    name: str
-    data: bytes
-
-
-Source = str | Path | InputBytes  # what a reader reads: a path, "-" for standard input, or bytes in memory
-
-
-# --------------------------------------------------------------------------------------------- reading
-
-
-def source_name(path: Source) -> str:
-    """How messages name an input: its path, ``<stdin>`` for ``-``, an :class:`InputBytes`' name."""
-    if isinstance(path, InputBytes):
-        return path.name
-    return "<stdin>" if str(path) == STDIN else str(path)
-
-
-@contextlib.contextmanager
-def _open_input(path: Source) -> Iterator[BinaryIO]:
-    """``path`` opened for reading bytes (``-``: standard input, left open)."""
-    if isinstance(path, InputBytes):
-        yield io.BytesIO(path.data)
-        return
-    if str(path) == STDIN:
-        yield sys.stdin.buffer
-        return
-    source = source_name(path)
-    try:
-        fh = open(path, "rb")
-    except FileNotFoundError:
-        raise InputFormatError(source, 0, "file not found") from None
-    except IsADirectoryError:
-        raise InputFormatError(source, 0, "is a directory; give a file") from None
-    except OSError as exc:
-        raise InputFormatError(source, 0, f"cannot read: {exc.strerror or exc}") from None
-    with fh:
-        yield fh
-
-
-def _check_not_utf16(start: bytes, source: str) -> None:
-    """An error naming UTF-16 when the first bytes of an input have its byte-order mark or its NUL bytes."""
-    head = start[:256]
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(head) >= 4 and head.count(0) * 3 >= len(head)):
-        raise InputFormatError(source, 1, "looks like UTF-16; convert it to UTF-8 with iconv -f UTF-16 -t UTF-8")
-
-
-def _raw_lines(fh: BinaryIO) -> Iterator[bytes]:
-    """The lines of ``fh`` with their line ends: LF or CRLF, or CR alone (old Mac files: a CR inside the first line
-    means the whole file uses CR, and it is then read at once)."""
-    first = fh.readline()
-    if b"\r" in first.rstrip(b"\r\n"):
-        yield from (first + fh.read()).splitlines(keepends=True)
-        return
-    if first:
-        yield first
-    yield from fh
-
-
-def _decoded_lines(path: Source) -> Iterator[tuple[int, str]]:
-    """``(line_number, text)`` for every line of ``path``, decoded as UTF-8 one line at a time, without the
-    line end (LF, CRLF or CR) and without a UTF-8 BOM at the start of the file."""
-    source = source_name(path)
-    with _open_input(path) as fh:
-        lineno = 0
-        for raw in _raw_lines(fh):
-            lineno += 1
-            if lineno == 1:
-                _check_not_utf16(raw, source)
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InputFormatError(
-                    source,
-                    lineno,
-                    f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at byte offset {exc.start} of the line",
-                ) from None
-            if lineno == 1 and line.startswith(_BOM):
-                line = line[1:]
-            if line.endswith(("\n", "\r")):
-                line = line[:-2] if line.endswith("\r\n") else line[:-1]
-            yield lineno, line
+TOKEN_CHARS = int(limit("token_chars").high)
+SENTENCE_WORDS = int(limit("sentence_words").high)
 
 
 # C0 controls, DEL and NEL: they break line-based formats and terminals. Other C1 controls (U+0080-U+009F,
@@ -159,9 +72,16 @@ def _control_char(text: str) -> str | None:
     return m.group() if m else None
 
 
+def too_many_words(what: str) -> str:
+    """The message for ``what`` (a sentence) of more words than ``sentence_words``."""
+    return f"{what} has more than {SENTENCE_WORDS} words (limit sentence_words): split it into sentences"
+
+
 def check_form(form: str, source: str, lineno: int, allow_space: bool = True) -> None:
     if not form:
         raise InputFormatError(source, lineno, "empty FORM")
+    if len(form) > TOKEN_CHARS:
+        raise InputFormatError(source, lineno, f"a FORM of {len(form)} characters, more than {TOKEN_CHARS} (limit token_chars): split it")
     if form.isspace():
         raise InputFormatError(source, lineno, "FORM is whitespace only")
     bad = _control_char(form)
@@ -233,7 +153,7 @@ def read_conllu(path: Source, fmt: str = "conllu", heads: bool = True) -> Iterat
         _check_nodes(source, nodes, n)
         return Sentence(words=words, comments=comments, extra_lines=extra, source=source, line=start)
 
-    for lineno, line in _decoded_lines(path):
+    for lineno, line in decoded_lines(path):
         if not line or line.isspace():
             if start:
                 yield finish()
@@ -249,7 +169,8 @@ def read_conllu(path: Source, fmt: str = "conllu", heads: bool = True) -> Iterat
             continue
         cols = line.split("\t")
         if len(cols) != 10:
-            raise InputFormatError(source, lineno, f"expected 10 tab-separated columns, found {len(cols)}")
+            hint = "; this looks like plain text: give --input-format text (raw text) or tokens (a sentence a line)" if len(cols) == 1 and " " in line else ""
+            raise InputFormatError(source, lineno, f"expected 10 tab-separated columns, found {len(cols)}{hint}")
         if "" in cols:
             i = cols.index("")
             raise InputFormatError(source, lineno, f"empty field in column {i + 1} ({columns[i]})")
@@ -266,8 +187,10 @@ def read_conllu(path: Source, fmt: str = "conllu", heads: bool = True) -> Iterat
             if 1 <= i < expected:
                 raise InputFormatError(source, lineno, f"duplicate word ID {i}")
             raise InputFormatError(source, lineno, f"word IDs must be 1..n in order: expected {expected}, found {i}")
+        if i > SENTENCE_WORDS:
+            raise InputFormatError(source, lineno, too_many_words("a sentence"))
         form = cols[1]
-        if not form or form.isspace() or not form.isprintable() or (not conllu and " " in form):
+        if not form or form.isspace() or not form.isprintable() or len(form) > TOKEN_CHARS or (not conllu and " " in form):
             check_form(form, source, lineno, allow_space=conllu)
         h = cols[6]
         if h.isascii() and h.isdigit():
@@ -338,54 +261,31 @@ def read_tokens(path: Source) -> Iterator[Sentence]:
     ``Sentence.line`` is the line the sentence is on. Raises :class:`InputFormatError` for bytes that are
     not UTF-8 and for control characters."""
     source = source_name(path)
-    for lineno, line in _decoded_lines(path):
+    for lineno, line in decoded_lines(path):
         forms = line.split()
         if not forms:
             continue
+        if len(forms) > SENTENCE_WORDS:
+            raise InputFormatError(source, lineno, too_many_words(f"a line of {len(forms)} tokens"))
         for form in forms:
             check_form(form, source, lineno)
         yield Sentence.from_tokens(forms, source=source, line=lineno)
 
 
-# Control characters that are not whitespace: a CoNLL-U FORM cannot hold them, so raw text with one is refused.
-_TEXT_CONTROL = re.compile("[\x00-\x08\x0e-\x1b\x7f]")
-
-
 def read_raw_text(path: Source) -> str:
-    """The whole of ``path`` decoded as UTF-8 (a BOM at the start dropped, line ends kept as they are), for a
-    tokenizer. Raises :class:`InputFormatError` at the line of bytes that are not UTF-8 or of a control character
-    that is not whitespace (such as U+0000 or U+001B: no CoNLL-U FORM can hold it)."""
-    source = source_name(path)
-    with _open_input(path) as fh:
-        data = fh.read()
-    _check_not_utf16(data, source)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputFormatError(source, line, f"not valid UTF-8: byte 0x{data[exc.start]:02x}") from None
-    if text.startswith(_BOM):
-        text = text[1:]
-    check_text(text, source)
-    return text
-
-
-def check_text(text: str, source: str) -> None:
-    """Raise :class:`InputFormatError` at the line of the first control character of raw ``text`` that is not
-    whitespace (such as U+0000 or U+001B): no CoNLL-U FORM can hold it."""
-    bad = _TEXT_CONTROL.search(text)
-    if bad is not None:
-        line = text.count("\n", 0, bad.start()) + 1
-        raise InputFormatError(
-            source, line, f"control character U+{ord(bad.group()):04X} in the text: remove it (e.g. with tr -d) and parse again"
-        )
+    """The whole of ``path`` decoded as UTF-8 (a BOM at the start dropped, line ends kept as they are), checked as
+    :func:`~spandep.data.reading.text_pieces` checks it (bytes that are not UTF-8, a line too long, a control
+    character that is not whitespace, such as U+0000 or U+001B: no CoNLL-U FORM can hold it). All of it is held in
+    memory: :func:`read_input` reads raw text a piece at a time."""
+    return "".join(piece.text for piece in text_pieces(path))
 
 
 def read_input(path: Source, fmt: str = "conllu", tokenizer: Tokenizer | None = None) -> Iterator[Sentence]:
     """Stream the sentences of ``path`` in one of :data:`INPUT_FORMATS`: ``conllu``/``conllx``
     (:func:`read_conllu`), ``tokens`` (:func:`read_tokens`), ``text`` (raw text, split by ``tokenizer``: a
     model's, see :func:`spandep.tokenization.tokenizer_for`; ``None``: the rule fallback) or ``lines`` (raw text of
-    a sentence a line, tokenized by ``tokenizer``). This is input to be parsed: a CoNLL file's HEAD column, which
+    a sentence a line, tokenized by ``tokenizer``), raw text read a piece at a time
+    (:func:`~spandep.data.reading.text_pieces`). This is input to be parsed: a CoNLL file's HEAD column, which
     parsing replaces, is read leniently and never checked (``heads=False``)."""
     if fmt in FORMATS:
         return read_conllu(path, fmt, heads=False)
@@ -396,9 +296,27 @@ def read_input(path: Source, fmt: str = "conllu", tokenizer: Tokenizer | None = 
             from spandep.tokenization import RuleTokenizer
 
             tokenizer = RuleTokenizer()
-        split = tokenizer.iter_lines if fmt == "lines" else tokenizer.iter_sentences
-        return split(read_raw_text(path), source_name(path))
+        return _bounded(tokenizer.iter_pieces(text_pieces(path), source_name(path), whole=fmt == "lines"))
     raise ValueError(f"unknown input format {fmt!r}; use one of {', '.join(INPUT_FORMATS)}")
+
+
+def check_input_data(path: Source, fmt: str) -> None:
+    """Read all of ``path`` as :func:`read_input` reads it in format ``fmt`` (raw text without tokenizing it), in
+    bounded memory, raising its first :class:`InputFormatError`: the checks of a whole file before a model is
+    loaded for it."""
+    deque(text_pieces(path) if fmt in RAW_TEXT_FORMATS else read_input(path, fmt), maxlen=0)
+
+
+def _bounded(sentences: Iterator[Sentence]) -> Iterator[Sentence]:
+    """A tokenizer's ``sentences``, an :class:`InputFormatError` at a sentence of more words than
+    ``sentence_words`` or with a word longer than ``token_chars``."""
+    for sentence in sentences:
+        if len(sentence.words) > SENTENCE_WORDS:
+            raise InputFormatError(sentence.source, sentence.line, too_many_words("a sentence") + " (or give a sentence a line with --input-format lines)")
+        longest = max(sentence.forms, key=len)
+        if len(longest) > TOKEN_CHARS:
+            raise InputFormatError(sentence.source, sentence.line, f"a word of {len(longest)} characters, more than {TOKEN_CHARS} (limit token_chars): is this text?")
+        yield sentence
 
 
 # --------------------------------------------------------------------------------------------- writing

@@ -8,7 +8,8 @@ Where a path leads decides how it is written (:func:`writes_atomically`):
 - a character device (``/dev/null``, a terminal), a FIFO or a socket, a path through an open descriptor
   (``/dev/stdout``), or ``-`` (standard output): written in place as a stream, with no temporary file (such a target
   must never be replaced by a file);
-- a directory: an :class:`~spandep.errors.OutputError`.
+- a directory, or a file that is read-only (no write permission bit, which a rename over it would ignore): an
+  :class:`~spandep.errors.OutputError`.
 
 A temporary file is named ``.NAME.spandep-HOST-PID-XXXX.tmp`` after the writing process. It is removed on every
 failure the process lives through (an exception, Ctrl-C, and SIGTERM, which the command line turns into an exit); one
@@ -99,7 +100,7 @@ def usual_permissions(folder: Path) -> None:
 
 def check_writable(path: Path) -> None:
     """Before long work whose result goes to ``path``: the :class:`OutputError` that writing there would raise at the
-    end (a directory, a missing directory, a path that cannot be looked at), raised now."""
+    end (a directory, a missing directory, a read-only file, a path that cannot be looked at), raised now."""
     _destination(path)
 
 
@@ -143,6 +144,11 @@ def _destination(path: Path) -> tuple[int | None, Path | None]:
     target = Path(os.path.realpath(path))  # a symlink's final target (the link itself stays)
     if not target.parent.is_dir():
         raise OutputError(f"cannot write {path}: directory {target.parent} does not exist")
+    if mode is not None and (not mode & 0o222 or not os.access(target, os.W_OK)):  # root may write any file: the bits say
+        raise OutputError(
+            f"cannot write {path}: the file is read-only (mode {stat.S_IMODE(mode):04o}), as cp would refuse; make it "
+            f"writable (chmod u+w) or give another output"
+        )
     return mode, target
 
 
@@ -229,5 +235,7 @@ def _write_stream(blocks: Iterable[str] | Iterable[bytes], fh: IO[Any], name: st
     for text in blocks:
         try:
             fh.write(text)
+        except BrokenPipeError:  # its reader went away (| head): the caller decides (the command line stops quietly)
+            raise
         except OSError as exc:
             raise OutputError(f"cannot write {name}: {exc.strerror or exc}") from None

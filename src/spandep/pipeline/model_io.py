@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from spandep import __version__
@@ -217,6 +218,10 @@ def read_model_config(directory: str | Path) -> dict[str, Any]:
     return config
 
 
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
 def load_model(directory: str | Path, device: str = "cpu", int8: bool = False, merge_adapter: bool = True) -> Parser:
     """Load a saved model folder for inference (eval mode) onto ``device``; ``int8``: with dynamically
     quantised int8 linear layers in the encoder (CPU only, see ``pipeline.int8.dynamic_int8``). An encoder's
@@ -225,10 +230,11 @@ def load_model(directory: str | Path, device: str = "cpu", int8: bool = False, m
     directory = Path(directory)
     target = resolve_device(device)  # a bad device fails before the model is read
     config = read_model_config(directory)
+    damaged = "the folder is damaged (copy it again, or export it again from its training run)"
     try:
         state = load_file(str(directory / "model.safetensors"))
-    except OSError as exc:
-        raise ModelError(f"{directory}/model.safetensors: cannot load weights ({exc})") from exc
+    except (OSError, SafetensorError) as exc:  # missing, truncated, garbled
+        raise ModelError(f"{directory}/model.safetensors: cannot load weights ({_first_line(exc)}); {damaged}") from None
     if config["format_version"] == 1:
         config, state = upgrade_v1(config, state)
     compact = config.get("compact")
@@ -241,12 +247,15 @@ def load_model(directory: str | Path, device: str = "cpu", int8: bool = False, m
         raise ModelError(f"{directory}: {exc}") from None
     except (OSError, ImportError) as exc:
         raise ModelError(f"{directory}: cannot build the encoder {config['encoder'].get('model')!r} ({exc})") from exc
+    except (KeyError, TypeError, ValueError) as exc:  # a config.json edited by hand, or of another release
+        raise ModelError(f"{directory}/config.json: describes no model this spandep {__version__} can build ({_first_line(exc)}); {damaged}") from None
     try:
         if compact and compact.get("int8"):
             state = dequantize(state, compact["int8"])
         missing, unexpected = model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in state.items()}, strict=False)
-    except RuntimeError as exc:
-        raise ModelError(f"{directory}/model.safetensors: cannot load weights ({exc})") from exc
+    except RuntimeError as exc:  # "Error(s) in loading state_dict ...:" and a line per mismatch: the first one said
+        first = str(exc).splitlines()[1:2] or [str(exc)]
+        raise ModelError(f"{directory}: the weights do not match config.json ({first[0].strip()}); {damaged}") from None
     expected_missing = set(compact["from_base"]) if compact else set()
     if unexpected or set(missing) != expected_missing:
         raise ModelError(f"{directory}: weights do not match the config (missing {sorted(set(missing) - expected_missing)[:5]}, unexpected {unexpected[:5]})")

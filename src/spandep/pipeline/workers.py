@@ -14,7 +14,10 @@ restarted over and over.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
+import signal
+import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -84,7 +87,9 @@ def parse_chunks(
         raise ValueError(f"workers must be a positive int, not {workers!r}")
     it = iter(chunks)
     ctx = mp.get_context("spawn")
-    with ctx.Pool(workers, initializer=_init, initargs=(factory,)) as pool:  # leaving terminates the workers
+    with _sigint_ignored():  # Ctrl-C stops the caller, whose leaving stops the workers: they ignore it themselves
+        pool = ctx.Pool(workers, initializer=_init, initargs=(factory,))
+    with pool:  # leaving terminates the workers
         pending: deque[Any] = deque()
         while True:
             while len(pending) < 2 * workers and (chunk := next(it, None)) is not None:
@@ -92,6 +97,20 @@ def parse_chunks(
             if not pending:
                 break
             yield pending.popleft().get()
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while processes are started, which keep that (a Python process leaves an ignored SIGINT
+    ignored): in the main thread only, where signals are handled."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def parse_parallel(

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from spandep.data.reading import TextPiece
 from spandep.data.sentence import Sentence, Token
 
 __all__ = [
@@ -102,18 +103,19 @@ def comment_text(span: str) -> str:
     return span.translate(_TO_SPACE)
 
 
-def _misc(text: str, start: int, end: int) -> str:
+def _misc(text: str, start: int, end: int, offset: int) -> str:
     glued = end < len(text) and not text[end].isspace()
-    return ("SpaceAfter=No|" if glued else "") + f"TokenRange={start}:{end}"
+    return ("SpaceAfter=No|" if glued else "") + f"TokenRange={offset + start}:{offset + end}"
 
 
-def build_sentence(text: str, spans: SentenceSpans, newpar: bool, source: str, line: int) -> Sentence:
-    """The :class:`Sentence` of the token ``spans`` of ``text`` (see the module docstring for what it carries)."""
+def build_sentence(text: str, spans: SentenceSpans, newpar: bool, source: str, line: int, offset: int = 0) -> Sentence:
+    """The :class:`Sentence` of the token ``spans`` of ``text`` (see the module docstring for what it carries),
+    ``text`` starting ``offset`` characters into the input."""
     words: list[Token] = []
     extra: list[tuple[int, str]] = []
     for span in spans:
         form = text[span.start : span.end]
-        misc = _misc(text, span.start, span.end)
+        misc = _misc(text, span.start, span.end, offset)
         if span.words:
             first = len(words) + 1
             last = first + len(span.words) - 1
@@ -150,26 +152,40 @@ class Tokenizer(ABC):
     def iter_sentences(self, text: str, source: str = "<text>") -> Iterator[Sentence]:
         """:meth:`tokenize` lazily: paragraphs are split a block of about :data:`BLOCK_CHARS` characters at a
         time, so a long text is parsed as it is tokenized."""
-        return self._sentences(text, paragraphs(text), source, whole=False)
+        return self.iter_pieces([TextPiece(text)], source, whole=False)
 
     def iter_lines(self, text: str, source: str = "<text>") -> Iterator[Sentence]:
         """Each non-blank line of ``text`` as one sentence: tokenized as a paragraph of its own, never split (a
         sentence a line, UDPipe's ``presegmented``); a line after a blank line starts a paragraph (``# newpar``)."""
-        return self._sentences(text, lines(text), source, whole=True)
+        return self.iter_pieces([TextPiece(text)], source, whole=True)
 
-    def _sentences(self, text: str, units: list[Paragraph], source: str, whole: bool) -> Iterator[Sentence]:
-        """The sentences of each unit (a paragraph, or with ``whole`` a line made one sentence), in order."""
-        line, counted, previous_end = 1, 0, None
+    def iter_pieces(self, pieces: Iterable[TextPiece], source: str, whole: bool) -> Iterator[Sentence]:
+        """The sentences of raw text read a piece at a time (:func:`~spandep.data.reading.text_pieces`), as
+        :meth:`iter_lines` (``whole``) or :meth:`iter_sentences` split it; offsets and lines are the input's."""
+        for piece in pieces:
+            units = lines(piece.text) if whole else paragraphs(piece.text)
+            yield from self._sentences(piece, units, source, whole)
+
+    def _sentences(self, piece: TextPiece, units: list[Paragraph], source: str, whole: bool) -> Iterator[Sentence]:
+        """The sentences of each unit (a paragraph, or with ``whole`` a line made one sentence) of ``piece``, in
+        order; the first unit of a piece that ``continues`` a paragraph starts no new one."""
+        text = piece.text
+        line, counted, previous_end = piece.line, 0, None
         for block in _blocks(units):
             for (unit_start, unit_end), sentences in zip(block, self.split(text, block)):
+                if previous_end is None:
+                    newpar = not piece.continues
+                elif whole:
+                    newpar = _PARAGRAPH_BREAK.search(text, previous_end, unit_start) is not None
+                else:
+                    newpar = True
                 if whole:
-                    newpar = previous_end is None or _PARAGRAPH_BREAK.search(text, previous_end, unit_start) is not None
                     sentences = [[span for spans in sentences for span in spans]]
                 for k, spans in enumerate(sentences):
                     start = spans[0].start
                     line += text.count("\n", counted, start)
                     counted = start
-                    yield build_sentence(text, spans, newpar if whole else k == 0, source, line)
+                    yield build_sentence(text, spans, newpar and k == 0, source, line, piece.offset)
                 previous_end = unit_end
 
 
