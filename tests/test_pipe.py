@@ -62,9 +62,11 @@ def test_processes_give_the_same_docs(nlp):
     [
         ("One text.", {}, TypeError, "pipe takes an iterable of items (texts, token lists, Sentences); for one text call nlp(text)"),
         (7, {}, TypeError, "pipe takes an iterable of items"),
-        ([], {"batch_size": 0}, ValueError, "batch_size must be a positive int, not 0"),
-        ([], {"n_process": "2"}, ValueError, "n_process must be a positive int, not '2'"),
-        ([], {"n_process": True}, ValueError, "n_process must be a positive int, not True"),
+        ([], {"batch_size": 0}, ValueError, "batch_size must be an int in [1, 100000], not 0"),
+        ([], {"batch_size": 10**9}, ValueError, "batch_size must be an int in [1, 100000], not 1000000000"),
+        ([], {"n_process": "2"}, ValueError, "n_process must be an int in [1, 64], not '2'"),
+        ([], {"n_process": True}, ValueError, "n_process must be an int in [1, 64], not True"),
+        ([], {"n_process": 65}, ValueError, "n_process must be an int in [1, 64], not 65"),
     ],
 )
 def test_bad_pipe_arguments(nlp, items, options, error, message):
@@ -80,7 +82,7 @@ def test_processes_need_a_loaded_pipeline(nlp):
 def test_load_options(tiny_models):
     spandep.load(tiny_models["biaffine"], device="cpu", threads=1)
     assert torch.get_num_threads() == 1
-    with pytest.raises(ValueError, match=re.escape("threads must be a positive int, not 0")):
+    with pytest.raises(ValueError, match=re.escape("threads must be an int in [1, 1024], not 0")):
         spandep.load(tiny_models["biaffine"], threads=0)
     with pytest.raises(ValueError, match=re.escape("device must be cpu, cuda, cuda:N or auto, not 'gpu'")):  # OptionError
         spandep.load(tiny_models["biaffine"], device="gpu")

@@ -73,3 +73,15 @@ def test_rows_without_tokens_or_with_bad_tokens_fail_clearly(tiny_model) -> None
         with pytest.raises(error, match=re.escape(message)):  # the API's check and messages (Pipeline.parse_tokens)
             parser({"tokens": column})
     assert len(parser({"tokens": np.array([["I", "saw her"]])})["heads"][0]) == 2  # a 2-D string batch; spaces are fine
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"actors": 0}, "actors must be an int in [1, 10000], not 0"),
+    ({"batch_size": 10**9}, "batch_size must be an int in [1, 100000], not 1000000000"),
+    ({"threads": 2000}, "threads must be an int in [1, 1024], not 2000"),
+])
+def test_parse_dataset_bounds_its_numbers(arguments, message) -> None:
+    from spandep.integrations.ray_data import parse_dataset
+
+    with pytest.raises(ValueError, match=re.escape(message)):  # refused before a model or Ray is touched
+        parse_dataset(None, **arguments)  # type: ignore[arg-type]

@@ -61,6 +61,9 @@ LIMITS: dict[str, Limit] = {
         Limit("tokenizer_batch", Range(1, 100_000), "spandep train-tokenizer --batch-size: pieces per batch"),
         Limit("tokenizer_lr", Range(0, 10, integer=False, open_low=True), "spandep train-tokenizer --lr"),
         Limit("seed", Range(0, 4_294_967_295), "random seeds (spandep train-tokenizer --seed): what numpy takes"),
+        # the Python API and the integrations (spandep.load(threads=), Pipeline.pipe, Ray's parse_dataset)
+        Limit("pipe_batch", Range(1, 100_000), "items read and parsed together by Pipeline.pipe (batch_size) and by a Ray actor (batch_size)"),
+        Limit("ray_actors", Range(1, 10_000), "parser actors of the Ray integration (parse_dataset actors), each holding a model"),
     )
 }
 

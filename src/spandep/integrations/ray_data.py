@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from spandep.checks import Range
 from spandep.data.conllu import token_sentence
 from spandep.inference import InferenceOptions
+from spandep.limits import limit
 from spandep.pipeline.workers import ParserFactory
 
 if TYPE_CHECKING:
@@ -82,6 +84,10 @@ def parse_dataset(
     ``map_batches`` call; ``options``: how to parse (decoder, k, batch size, the treebank of a multi-treebank model,
     ...; ``None``: the model's settings, and a shipped name's treebank). Lazy, like every Ray Data transform.
     """
+    for name, value, bound in (("actors", actors, "ray_actors"), ("batch_size", batch_size, "pipe_batch"), ("threads", threads, "threads")):
+        problem = Range(1, limit(bound).high).problem(name, value)
+        if problem:
+            raise ValueError(problem)
     import ray.data
 
     from spandep.pipeline.model_io import resolve_model
