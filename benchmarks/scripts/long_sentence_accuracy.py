@@ -78,19 +78,22 @@ def main() -> None:
     ap.add_argument("--model", default="en")
     ap.add_argument("--conllu", type=Path, required=True)
     ap.add_argument("--words", type=int, default=2000, help="words per joined sentence (at least)")
+    ap.add_argument("--window", type=int, default=WINDOW_WORDS, help="words per window")
+    ap.add_argument("--ways", nargs="+", default=["windows", "whole", "alone"], help="which of the three to run")
     args = ap.parse_args()
     torch.set_num_threads(1)
     model = load_model(resolve_model_dir(args.model))
     originals = list(read_conllu(args.conllu))
     gold = joined(originals, args.words)
     print(f"{args.model}: {len(originals)} sentences of {args.conllu.name} joined into {len(gold)} of >= {args.words} words "
-          f"(windows of {WINDOW_WORDS}, threshold {LONG_SENTENCE_WORDS})")
+          f"(windows of {args.window}; the shipped threshold is {LONG_SENTENCE_WORDS})")
     ways = {
-        "windows": lambda: [parse_long(model, s) for s, _, _ in gold],
+        "windows": lambda: [parse_long(model, s, window_words=args.window) for s, _, _ in gold],
         "whole": lambda: [model.parse([s])[0] for s, _, _ in gold],
         "alone": lambda: alone(model, originals, gold),
     }
-    for name, run in ways.items():
+    for name in args.ways:
+        run = ways[name]
         t0 = time.perf_counter()
         uas, las, arcs = score(run(), gold, one_tree=name != "alone")
         print(f"{name:8} UAS {uas:6.2f}  LAS {las:6.2f}  ({arcs} words, {time.perf_counter() - t0:.0f} s)", flush=True)
