@@ -99,8 +99,12 @@ def parse_long(
     arcs = ProposedArcs(n, np.concatenate(dep), np.concatenate(head), np.concatenate(prob), np.concatenate(is_core))
     heads, chosen = merge_windows(arcs)  # (1 + n,) each
     kept = chosen[1:]  # (n,): each word's arc, -1 for a fallback arc
-    head_p, label_p = (np.where(kept >= 0, values[np.maximum(kept, 0)], 0.0) for values in (arcs.prob, np.concatenate(label_prob)))  # (n,) each
-    word_labels = [labels[j] if j >= 0 else (root_label if h == 0 else other_label) for j, h in zip(kept.tolist(), heads[1:].tolist())]
+    at = np.maximum(kept, 0)  # (n,)
+    head_p = np.where(kept >= 0, arcs.prob[at], 0.0)  # (n,)
+    label_p = np.where(kept >= 0, np.concatenate(label_prob)[at], 0.0)  # (n,)
+    word_labels = [
+        labels[j] if j >= 0 else (root_label if h == 0 else other_label) for j, h in zip(kept.tolist(), heads[1:].tolist())
+    ]
     scores = ChosenArcScores(heads[1:], head_p, label_p) if scored else None
     if stats is not None:
         stats.add(replace(run, sentences=1, windowed=1))
