@@ -105,7 +105,9 @@ class InferenceStats:
     ``queries``: MRC queries run (deduplicated per sentence, retrieval round included); ``retrieved_spans``: new
     candidates added by retrieval; ``dp_fallbacks``: sentences where the projective span decoder found no projective
     tree among the candidates and returned the non-projective one's; ``too_long``: sentences decoded without the
-    linker because their queries exceed its length limit.
+    linker because their queries exceed its length limit; ``windowed``: sentences longer than
+    ``spandep.pipeline.long.LONG_SENTENCE_WORDS`` parsed in overlapping windows (each counts once in ``sentences``;
+    the other counters add their windows' counts, so ``too_long`` may count windows).
     """
 
     sentences: int = 0
@@ -113,6 +115,7 @@ class InferenceStats:
     retrieved_spans: int = 0
     dp_fallbacks: int = 0
     too_long: int = 0
+    windowed: int = 0
     seconds: float = 0.0
 
     def add(self, other: InferenceStats) -> None:

@@ -17,6 +17,7 @@ the whole sentence, so ROOT's right side is one incomplete arc 0 -> r plus r's r
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 __all__ = ["eisner"]
@@ -62,10 +63,9 @@ def _max_last(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return values.gather(-1, arg).squeeze(-1), arg.squeeze(-1)  # (...), (...)
 
 
-def _read_tree(
-    length: int, bp_inc: list[list[int]], bp_com_r: list[list[int]], bp_com_l: list[list[int]]
-) -> list[int]:
-    """Follow the back-pointers of one sentence from the full span headed by ROOT; heads[0] = 0."""
+def _read_tree(length: int, bp_inc: np.ndarray, bp_com_r: np.ndarray, bp_com_l: np.ndarray) -> list[int]:
+    """Follow the back-pointers ``(n+1, n+1)`` of one sentence from the full span headed by ROOT; heads[0] = 0.
+    It reads O(n) cells, so the tables stay arrays (as lists of Python ints they cost about 100 bytes × n²)."""
     heads = [0] * (length + 1)
     stack: list[tuple[int, int, int]] = [(_COM_R, 0, length)]  # (kind, i, j)
     while stack:
@@ -73,11 +73,11 @@ def _read_tree(
         if i == j:
             continue
         if kind == _COM_R:
-            k = bp_com_r[i][j]
+            k = int(bp_com_r[i, j])
             stack.append((_INC_R, i, k))
             stack.append((_COM_R, k, j))
         elif kind == _COM_L:
-            k = bp_com_l[i][j]
+            k = int(bp_com_l[i, j])
             stack.append((_COM_L, i, k))
             stack.append((_INC_L, k, j))
         else:
@@ -85,7 +85,7 @@ def _read_tree(
                 heads[j] = i
             else:
                 heads[i] = j
-            k = bp_inc[i][j]
+            k = int(bp_inc[i, j])
             stack.append((_COM_R, i, k))
             stack.append((_COM_L, k + 1, j))
     return heads
@@ -123,7 +123,7 @@ def eisner(scores: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     com_l_t = arc.new_full((batch, size, size), neg_inf)  # (batch, n+1, n+1)
     for table in (com_r, com_r_t, com_l, com_l_t):
         table.diagonal(dim1=1, dim2=2).fill_(0.0)
-    bp_inc = torch.zeros((batch, size, size), dtype=torch.long, device=device)  # (batch, n+1, n+1)
+    bp_inc = torch.zeros((batch, size, size), dtype=torch.int32, device=device)  # (batch, n+1, n+1): positions fit int32
     bp_com_r = torch.zeros_like(bp_inc)  # (batch, n+1, n+1)
     bp_com_l = torch.zeros_like(bp_inc)  # (batch, n+1, n+1)
 
@@ -168,11 +168,6 @@ def eisner(scores: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     for b, length in enumerate(lengths.cpu().tolist()):
         if length > 0:
             end = length + 1
-            heads = _read_tree(
-                length,
-                bp_inc_np[b, :end, :end].tolist(),
-                bp_com_r_np[b, :end, :end].tolist(),
-                bp_com_l_np[b, :end, :end].tolist(),
-            )
+            heads = _read_tree(length, bp_inc_np[b, :end, :end], bp_com_r_np[b, :end, :end], bp_com_l_np[b, :end, :end])
             out[b, :end] = torch.tensor(heads, dtype=torch.long)  # (length+1,)
     return out.to(device)  # (batch, n+1)

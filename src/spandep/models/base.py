@@ -36,12 +36,12 @@ from spandep.data.vocab import build_vocab
 from spandep.decoding import DECODERS
 from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
 from spandep.inference import InferenceOptions, InferenceStats
-from spandep.models.confidence import ArcScores, Calibration
+from spandep.models.confidence import ArcScores, Calibration, ChosenArcScores
 from spandep.models.heads import HEADS, IGNORE, HeadInput
 from spandep.models.treebanks import LABELS, Treebanks
 from spandep.registry import SettingsCheck
 
-__all__ = ["Parse", "Parser"]
+__all__ = ["Parse", "Parser", "fallback_labels"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,16 @@ class Parse:
     heads: list[int]
     labels: list[str]
     columns: dict[str, list[str]] = field(default_factory=dict)
-    scores: ArcScores | None = field(default=None, compare=False)  # confidence inputs; parses compare by tree, labels, columns
+    scores: ArcScores | ChosenArcScores | None = field(default=None, compare=False)  # confidence inputs; parses compare by tree, labels, columns
+
+
+def fallback_labels(labels: Sequence[str]) -> tuple[str, str]:
+    """Labels of arcs that no model scored (a sentence decoded without the span linker, a long sentence's fallback
+    arcs): ``root`` for the ROOT child, ``dep`` (or the first other label) elsewhere; both fall back to
+    ``labels[0]``."""
+    root = "root" if "root" in labels else labels[0]
+    other = "dep" if "dep" in labels else next((x for x in labels if x != "root"), labels[0])
+    return root, other
 
 
 class Parser(SettingsCheck, nn.Module):

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ArcScores", "Calibration", "Confidence"]
+__all__ = ["ArcScores", "Calibration", "ChosenArcScores", "Confidence"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,22 @@ class ArcScores:
         weights = np.exp(self.head_scores - top)  # (n, 1 + n)
         chosen = weights[np.arange(len(heads)), heads]  # (n,)
         return chosen / np.maximum(weights.sum(-1), np.finfo(np.float64).tiny)  # (n,)
+
+
+@dataclass(frozen=True)
+class ChosenArcScores:
+    """The scores of a parse known at its chosen arcs only (a long sentence parsed in windows, whose n × (1 + n)
+    head scores are never built): ``heads (n,)``, the raw ``probs (n,)`` of those heads and ``label_probs (n,)``."""
+
+    heads: np.ndarray
+    probs: np.ndarray
+    label_probs: np.ndarray
+
+    def head_probs(self, heads: np.ndarray) -> np.ndarray:
+        """``(n,)`` the raw head probabilities, for the chosen ``heads (n,)`` only (``ValueError`` for others)."""
+        if not np.array_equal(heads, self.heads):
+            raise ValueError("these scores hold the probabilities of the chosen heads only")
+        return self.probs
 
 
 @dataclass(frozen=True)
@@ -68,7 +84,7 @@ class Calibration:
             return raw
         return sigmoid(self.head_scale * logit(raw) + self.head_shift)
 
-    def confidence(self, scores: ArcScores, heads: list[int]) -> Confidence:
+    def confidence(self, scores: ArcScores | ChosenArcScores, heads: list[int]) -> Confidence:
         """The confidence of a parse with ``heads`` (words ``1..n``) from its scores."""
         probs = self.head_probs(scores.head_probs(np.asarray(heads, dtype=np.int64)))  # (n,)
         return Confidence([float(p) for p in probs], [float(p) for p in scores.label_probs])

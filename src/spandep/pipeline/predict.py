@@ -14,6 +14,7 @@ from spandep.data.sentence import Sentence
 from spandep.inference import InferenceOptions, InferenceStats
 from spandep.models.base import Parse, Parser
 from spandep.models.confidence import Calibration
+from spandep.pipeline.long import parse_sentences
 
 
 READ_WITH = {"feats": "upos"}  # FEATS is read with UPOS: ``_`` beside the user's UPOS means "no features"
@@ -53,8 +54,9 @@ def parse_stream(
     chunk_size: int = 2000,
     stats: InferenceStats | None = None,
 ) -> Iterator[Sentence]:
-    """Parse an iterable lazily, ``chunk_size`` sentences at a time, keeping input order and bounded memory."""
+    """Parse an iterable lazily, ``chunk_size`` sentences at a time, keeping input order and bounded memory (a
+    sentence of more than ``LONG_SENTENCE_WORDS`` words in windows: ``spandep.pipeline.long``)."""
     it = iter(sentences)
     while chunk := list(islice(it, chunk_size)):
-        for s, parse in zip(chunk, model.parse(chunk, options, stats)):
+        for s, parse in zip(chunk, parse_sentences(model, chunk, options, stats)):
             yield with_tree(s, parse, model.calibration)

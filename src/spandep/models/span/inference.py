@@ -40,7 +40,7 @@ from spandep.decoding.mst import mst_single
 from spandep.decoding.spans import SpanCandidates, SpanDecodeResult
 from spandep.inference import InferenceOptions, InferenceStats
 from spandep.masking import NEG_INF
-from spandep.models.base import Parse
+from spandep.models.base import Parse, fallback_labels
 from spandep.models.biaffine import BiaffineScorer
 from spandep.models.layers import evaluating
 from spandep.models.confidence import ArcScores
@@ -331,14 +331,6 @@ def score_spans(
 
 
 # ----------------------------------------------------------------------------------------- stage 3: decode
-def _fallback_labels(labels: Sequence[str]) -> tuple[str, str]:
-    """Labels for sentences decoded without the linker: ``root`` for the ROOT child, ``dep`` (or the first other
-    label) elsewhere; both fall back to ``labels[0]``."""
-    root = "root" if "root" in labels else labels[0]
-    other = "dep" if "dep" in labels else next((x for x in labels if x != "root"), labels[0])
-    return root, other
-
-
 def decode_scored(
     scored: Sequence[ScoredSentence],
     labels: Sequence[str],
@@ -357,7 +349,7 @@ def decode_scored(
     model has one, else a tree over their span candidates by ``structural_link`` with the fallback labels (``root`` /
     ``dep``, of the labels ``fallback`` where given, else of all) and no scores. A parse's head scores are its weighted link scores (``candidates.link_head_scores``), or
     the word head's arc log-probabilities in its fallback."""
-    root_label, other_label = _fallback_labels(labels if fallback is None else fallback)
+    root_label, other_label = fallback_labels(labels if fallback is None else fallback)
     results: list[Parse] = []
     arcs: list[tuple[int, tuple[LinkLabels, np.ndarray, np.ndarray]]] = []  # (row of results, label request)
     fallbacks = 0
