@@ -26,8 +26,9 @@ from spandep.pipeline.predict import parse_stream
 
 FORBIDDEN = re.compile("[\x00-\x1f\x7f\x85]")  # what the readers reject in a FORM (see data/conllu.py)
 
-# field text: anything but the format's separators (tab, LF) and CR, which a line end would swallow
-field = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\t\n\r"), min_size=1, max_size=8)
+# field text: anything but the format's separators (tab, LF) and CR, which a line end would swallow, and NUL: a line
+# with NUL among its control bytes is binary data, refused (data/reading.sniff; tests/test_cli_hostile.py)
+field = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\t\n\r\x00"), min_size=1, max_size=8)
 form = field.filter(lambda f: not f.isspace() and not FORBIDDEN.search(f))
 token = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=6).filter(
     lambda t: t.split() == [t] and not FORBIDDEN.search(t)

@@ -148,7 +148,7 @@ def read_conllu(path: Source, fmt: str = "conllu", heads: bool = True) -> Iterat
         if n == 0:
             raise InputFormatError(source, start, "sentence has no words (only comments or multiword/empty-node lines)")
         for w, ln in zip(words, word_lines):
-            if w.head is not None and w.head > n:
+            if heads and w.head is not None and w.head > n:
                 raise InputFormatError(source, ln, f"HEAD {w.head} out of range 0..{n}")
         _check_nodes(source, nodes, n)
         return Sentence(words=words, comments=comments, extra_lines=extra, source=source, line=start)

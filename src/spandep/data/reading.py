@@ -95,7 +95,8 @@ def sniff(head: bytes, source: str, lineno: int = 1) -> None:
     """An error naming what the bytes ``head`` of line ``lineno`` are when they are no UTF-8 text: at the start of an
     input, a known file signature or UTF-16 (its byte-order mark, or NUL bytes in every other place: ASCII in
     UTF-16); anywhere, other binary data (NUL and other control bytes, at least 4 making a twentieth of the bytes;
-    fewer are named as the control characters they are by the readers)."""
+    fewer, or none of them NUL, are named as the control characters they are by the readers, or kept where a column
+    may hold them)."""
     head = head[:SNIFF_BYTES]
     utf16 = "looks like UTF-16; convert it to UTF-8 with iconv -f UTF-16 -t UTF-8"
     if lineno == 1:
@@ -110,7 +111,7 @@ def sniff(head: bytes, source: str, lineno: int = 1) -> None:
             if zeros.count(0) * 2 >= len(zeros) and chars.count(0) * 8 <= len(chars):
                 raise InputFormatError(source, 1, utf16)
     controls = _CONTROL_BYTES.findall(head)
-    if len(controls) >= 4 and len(controls) * 20 >= len(head):
+    if 0 in head and len(controls) >= 4 and len(controls) * 20 >= len(head):
         first = _CONTROL_BYTES.search(head).start()
         raise InputFormatError(
             source, lineno, f"binary data, not text ({len(controls)} NUL or control bytes, the first at byte offset {first} "
