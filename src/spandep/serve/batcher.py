@@ -183,13 +183,14 @@ class Batcher:
 
     def _turn(self, first: Job) -> None:
         """One turn: ``first`` and the later jobs of its key, each read if it was not yet, then as many of its next
-        sentences as the budget holds (at least one for ``first``: a sentence is never cut), parsed in one call; the
-        unfinished jobs go to the end of the ring, a job whose next sentence does not fit back to its front."""
+        sentences as the budget holds (at least one for ``first``: a sentence is never cut), parsed in one call. The
+        turn ends at a job whose next sentence does not fit (it keeps its place); the unfinished jobs go to the end
+        of the ring."""
         taken: list[tuple[Job, list[Sentence]]] = []
         budget = self.batch_words
-        job: Job | None = first
+        job, place = first, 0
         deadline = time.monotonic() + self.wait_s
-        while job is not None:
+        while True:
             if job.sentences is None and not self._read(job):
                 pass
             elif not job.sentences:
@@ -198,11 +199,14 @@ class Batcher:
                 chunk = self._chunk(job, budget, at_least_one=not taken)
                 if not chunk:
                     with self._cond:
-                        self._ring.appendleft(job)
+                        self._ring.insert(place, job)
                     break
                 taken.append((job, chunk))
                 budget -= sum(cost(s) for s in chunk)
-            job = self._next_of(first.key, deadline) if budget > 0 else None
+            found = self._next_of(first.key, deadline, budget) if budget > 0 else None
+            if found is None:
+                break
+            job, place = found
         if taken:
             self.parsing = len(taken)
             self._parse_turn(first.key, taken)
@@ -218,21 +222,27 @@ class Batcher:
             end += 1
         return job.sentences[start:end]
 
-    def _next_of(self, key: Hashable, deadline: float) -> Job | None:
-        """The first job of ``key`` in the ring whose client still waits (taken out), waiting until ``deadline`` for
-        one when there is none; ``None`` after that."""
+    def _next_of(self, key: Hashable, deadline: float, budget: int) -> tuple[Job, int] | None:
+        """The first job of ``key`` in the ring whose client still waits, taken out, with its place; ``None`` when
+        its next sentence does not fit ``budget`` (it stays), or when none comes before ``deadline``."""
         with self._cond:
             while True:
-                for job in list(self._ring):
-                    if job.key == key:
-                        self._ring.remove(job)
-                        if not self._gone(job):
-                            return job
+                for place, job in enumerate(self._ring):
+                    if job.key != key:
                         continue
-                left = deadline - time.monotonic()
-                if left <= 0 or self._stopping:
-                    return None
-                self._cond.wait(left)
+                    if job.future.cancelled():
+                        del self._ring[place]
+                        self._gone(job)
+                        break  # look again from the start
+                    if job.sentences and cost(job.sentences[len(job.done)]) > budget:
+                        return None
+                    del self._ring[place]
+                    return job, place
+                else:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or self._stopping:
+                        return None
+                    self._cond.wait(left)
 
     def _parse_turn(self, key: Hashable, taken: list[tuple[Job, list[Sentence]]]) -> None:
         sentences = [s for _, chunk in taken for s in chunk]
