@@ -144,7 +144,7 @@ def udpipe_request(params: dict[str, Any], service: Service) -> tuple[ParseReque
         raise ServiceError(400, f"output {output!r} is not supported; use {', '.join(OUTPUT_FORMATS)}")
     request = ParseRequest(
         _data(params.get("data")), params.get("model"), input_format, chosen, service.options(),
-        tag="tagger" in params, parse="parser" in params,
+        tag="tagger" in params, parse="parser" in params, retag="tagger" in params,
     )
     return request, output
 

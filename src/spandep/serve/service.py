@@ -88,8 +88,9 @@ class ServiceSettings:
 class ParseRequest:
     """One request: ``data`` (its bytes), the served ``model``'s name (``None``: the default), the input format of
     ``spandep parse``, the raw-text ``tokenizer`` (``model`` or ``rules``), the inference ``options``, and whether
-    to tag and to parse (UDPipe's ``tagger`` and ``parser``: a column not predicted is kept as the input had it, and
-    ``tagger`` predicts UPOS, XPOS, FEATS and LEMMA afresh, the input's blanked before parsing, as UDPipe does)."""
+    to tag and to parse (UDPipe's ``tagger`` and ``parser``: a column not predicted is kept as the input had it);
+    ``retag``: blank the input's UPOS, XPOS, FEATS and LEMMA before parsing, so the model predicts them afresh
+    (UDPipe's ``tagger`` on ``/process``; ``spandep parse`` and ``/parse`` fill only what the input leaves blank)."""
 
     data: bytes
     model: str | None = None
@@ -98,6 +99,7 @@ class ParseRequest:
     options: InferenceOptions = InferenceOptions()
     tag: bool = True
     parse: bool = True
+    retag: bool = False
 
 
 def render(sentences: list[Sentence], fmt: str, confidence: bool = False) -> str:
@@ -238,7 +240,7 @@ class Service:
 
     def _read(self, name: str, request: ParseRequest, given: list[Sentence]) -> list[Sentence]:
         """The request's sentences as read (into ``given``) and as they go to the model (tags blanked for UDPipe's
-        ``tagger`` on tagged input); 400 for a bad input, 413 past a limit. Runs on the worker."""
+        ``tagger``: ``retag``); 400 for a bad input, 413 past a limit. Runs on the worker."""
         from spandep.tokenization import RuleTokenizer
 
         s = self.settings
@@ -258,7 +260,7 @@ class Service:
                 given.append(sentence)
         except ValueError as exc:  # InputFormatError: "data:LINE: reason"
             raise ServiceError(400, str(exc)) from None
-        return [_blank_tags(x) for x in given] if request.tag and fmt in FORMATS else given
+        return [_blank_tags(x) for x in given] if request.retag else given
 
     def _parse_batch(self, key: Hashable, sentences: list[Sentence]) -> list[Sentence]:
         from spandep.pipeline.predict import parse_stream
