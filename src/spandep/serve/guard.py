@@ -80,7 +80,7 @@ class Guard:
             except ServiceError as exc:
                 refusal = exc
             except ClientGone:
-                log.warning("client %s disconnected before sending its whole request to %s", _client(scope), scope["path"])
+                log.warning("client %s: connection closed before its whole request to %s came in (it disconnected, or passed --read-timeout)", _client(scope), scope["path"])
                 return
         if refusal is not None:
             await self.error(scope["path"], refusal)(scope, receive, send)

@@ -56,10 +56,11 @@ class GuardedH11(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if len(self.connections) > self.settings.max_connections:
-            idle = [c for c in self.connections if c is not self and isinstance(c, GuardedH11) and not c.busy()]
+        live = [c for c in self.connections if isinstance(c, GuardedH11) and not c.transport.is_closing()]
+        if len(live) > self.settings.max_connections:
+            idle = [c for c in live if c is not self and not c.busy()]
             victim = min(idle, key=lambda c: c.opened) if idle else self
-            self.logger.warning("%d connections open (--max-connections): closed the oldest idle one", len(self.connections))
+            self.logger.warning("%d connections open (--max-connections): closed the oldest idle one", len(live))
             victim.transport.close()
         self._restart_deadline()
 
@@ -82,9 +83,12 @@ class GuardedH11(H11Protocol):
         self.deadline = self.loop.call_later(self.settings.read_timeout_s, self._read_timed_out)
 
     def _read_timed_out(self) -> None:
-        if not self.busy() and not self.transport.is_closing():
+        """Close the connection unless the app is on its request (a body half sent is the app's to log: one line)."""
+        if self.busy() or self.transport.is_closing():
+            return
+        if self.cycle is None or self.cycle.response_complete:
             self.logger.warning("a connection sent no whole request within %g s (--read-timeout): closed", self.settings.read_timeout_s)
-            self.transport.close()
+        self.transport.close()
 
 
 class RateLimit(logging.Filter):
@@ -134,11 +138,12 @@ def make_server(service: Service) -> uvicorn.Server:
     config = uvicorn.Config(
         create_app(service), log_level="warning", timeout_graceful_shutdown=int(s.timeout_s) + GRACE_S,
         http=functools.partial(GuardedH11, settings=s), timeout_keep_alive=s.idle_timeout_s,  # type: ignore[arg-type]
-        limit_concurrency=s.max_connections + 1, h11_max_incomplete_event_size=HEAD_BYTES,
+        limit_concurrency=2 * s.max_connections, h11_max_incomplete_event_size=HEAD_BYTES,  # room for those being closed
     )
     server = uvicorn.Server(config)
     for name in ("uvicorn.error", "spandep.serve", "asyncio"):
         logger = logging.getLogger(name)
-        if not any(isinstance(f, RateLimit) for f in logger.filters):  # one per logger, however many servers run
-            logger.addFilter(RateLimit())
+        for old in [f for f in logger.filters if isinstance(f, RateLimit)]:  # one per logger: the latest server's
+            logger.removeFilter(old)
+        logger.addFilter(RateLimit())
     return server

@@ -41,7 +41,6 @@ __all__ = ["ClientGone", "ParseRequest", "Service", "ServiceError", "ServiceSett
 
 TAG_COLUMNS = ("upos", "xpos", "feats", "lemma")
 PARSE_COLUMNS = ("head", "deprel", "head_prob", "label_prob")
-BLANK_TAGS = dict.fromkeys(TAG_COLUMNS, "_")
 LENGTH_RATIO = 1.5  # a batch is parsed in groups of sentences of like length (docs/serve.md, "Batching")
 CREDIT = "spandep: dependency parsing as MRC-based span-span prediction (Gan et al., ACL 2022)"
 
@@ -89,8 +88,9 @@ class ParseRequest:
     """One request: ``data`` (its bytes), the served ``model``'s name (``None``: the default), the input format of
     ``spandep parse``, the raw-text ``tokenizer`` (``model`` or ``rules``), the inference ``options``, and whether
     to tag and to parse (UDPipe's ``tagger`` and ``parser``: a column not predicted is kept as the input had it);
-    ``retag``: blank the input's UPOS, XPOS, FEATS and LEMMA before parsing, so the model predicts them afresh
-    (UDPipe's ``tagger`` on ``/process``; ``spandep parse`` and ``/parse`` fill only what the input leaves blank)."""
+    ``retag``: blank the input's UPOS, XPOS, FEATS and LEMMA that the model has a head for before parsing, so it
+    predicts them afresh (UDPipe's ``tagger`` on ``/process``; a column the model cannot predict stays the user's;
+    ``spandep parse`` and ``/parse`` fill only what the input leaves blank)."""
 
     data: bytes
     model: str | None = None
@@ -115,8 +115,9 @@ def _kept(parsed: Sentence, given: Sentence, columns: tuple[str, ...]) -> Senten
     return replace(parsed, words=words, confidence=confidence)
 
 
-def _blank_tags(sentence: Sentence) -> Sentence:
-    return replace(sentence, words=[replace(w, **BLANK_TAGS) for w in sentence.words])
+def _blank(sentence: Sentence, columns: tuple[str, ...]) -> Sentence:
+    blank = dict.fromkeys(columns, "_")
+    return replace(sentence, words=[replace(w, **blank) for w in sentence.words])
 
 
 class Service:
@@ -260,7 +261,8 @@ class Service:
                 given.append(sentence)
         except ValueError as exc:  # InputFormatError: "data:LINE: reason"
             raise ServiceError(400, str(exc)) from None
-        return [_blank_tags(x) for x in given] if request.retag else given
+        predicted = tuple(c for c in TAG_COLUMNS if c in self.models[name].model.heads)
+        return [_blank(x, predicted) for x in given] if request.retag and predicted else given
 
     def _parse_batch(self, key: Hashable, sentences: list[Sentence]) -> list[Sentence]:
         from spandep.pipeline.predict import parse_stream
