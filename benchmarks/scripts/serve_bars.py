@@ -8,7 +8,8 @@ meanwhile (each answered within 5 s); ``timeout``: the same big request against 
 the worker is idle (within 5 s) and a one-sentence request's latency; ``idle``: ``--idle-connections`` connections
 held open ``--idle-seconds`` without a byte while a client sends a request every 5 s (all answered, the idle ones
 closed by the server, under 100 log lines); ``udpipe``: ``curl -d 'data=Café'``, HEAD with the parser off,
-``model=english`` and ``model=en_ewt``; ``memory``: the server's resident memory after each of three big requests.
+``model=english`` and ``model=en_ewt``; ``memory``: the server's resident memory after each of four big requests
+(the one-word sentences, then 199 kB of EWT test's raw text, twice), with and without the trim after big requests.
 
     PYTHONPATH=src:. OMP_NUM_THREADS=1 .venv/bin/python -m benchmarks.scripts.serve_bars \\
         --out benchmarks/results/serve/bars.json
@@ -42,13 +43,18 @@ MAX_SENTENCES = 10_000  # spandep serve's default --max-sentences: the biggest r
 CONLLU = "1\tI\t_\t_\t_\t_\t2\tnsubj\t_\t_\n2\tran\t_\t_\t_\t_\t0\troot\t_\t_\n\n"
 
 
+NO_TRIM = "import spandep.serve.service as s; s.TRIM_WORDS = 10 ** 12; from spandep.cli.main import app; app(prog_name='spandep')"
+
+
 @contextlib.contextmanager
-def server(*options: str) -> Iterator[tuple[str, int, Path]]:
-    """A ``spandep serve`` on a free loopback port: ``(url, pid, log file)``; stopped (SIGTERM) after."""
+def server(*options: str, trim: bool = True) -> Iterator[tuple[str, int, Path]]:
+    """A ``spandep serve`` on a free loopback port: ``(url, pid, log file)``; stopped (SIGTERM) after. ``trim=False``:
+    never hand memory back after a big request (for the comparison of ``memory``)."""
     log = Path(tempfile.mkstemp(suffix=".log")[1])
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    start = ["-m", "spandep"] if trim else ["-c", NO_TRIM]
     with log.open("w") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "spandep", "serve", "--host", HOST, "--port", "0", "--threads", "1", *options],
+        proc = subprocess.Popen([sys.executable, *start, "serve", "--host", HOST, "--port", "0", "--threads", "1", *options],
                                 stderr=err, env=env)
     try:
         deadline = time.monotonic() + 120
@@ -86,6 +92,15 @@ def long_sentence() -> dict[str, Any]:
 
 BIG = {"tokenizer": "presegmented", "tagger": "", "parser": "", "data": "Yes\n" * MAX_SENTENCES}
 SMALL = {"tokenizer": "", "tagger": "", "parser": "", "data": "The small request is answered."}
+EWT = Path("/work/shared/data/en_ewt/en_ewt-ud-test.conllu")  # raw text of about 200 kB: its sentences' texts
+
+
+def ewt_text(limit: int = 199_000) -> str:
+    texts = [ln[9:] for ln in EWT.read_text(encoding="utf-8").splitlines() if ln.startswith("# text = ")]
+    return " ".join(texts).encode()[:limit].decode("utf-8", "ignore")
+
+
+TEXT = {"tokenizer": "", "tagger": "", "parser": "", "data": ewt_text()}
 
 
 def fair() -> dict[str, Any]:
@@ -160,13 +175,15 @@ def udpipe() -> dict[str, Any]:
 
 
 def memory() -> dict[str, Any]:
-    with server() as (url, pid, _):
-        httpx.post(f"{url}/process", data=SMALL, timeout=60)
-        samples = {"after_start_mb": round(rss_mb(pid), 1), "after_big_mb": []}
-        for _ in range(3):
-            httpx.post(f"{url}/process", data=BIG, timeout=600)
-            samples["after_big_mb"].append(round(rss_mb(pid), 1))
-        return samples
+    samples: dict[str, Any] = {}
+    for trim in (True, False):
+        with server(trim=trim) as (url, pid, _):
+            httpx.post(f"{url}/process", data=SMALL, timeout=60)
+            runs = samples["trim" if trim else "no_trim"] = {"after_start_mb": round(rss_mb(pid), 1), "after_big_mb": []}
+            for data in (BIG, TEXT, BIG, TEXT):
+                httpx.post(f"{url}/process", data=data, timeout=600)
+                runs["after_big_mb"].append(round(rss_mb(pid), 1))
+    return samples
 
 
 BARS = {"huge_k": huge_k, "long_sentence": long_sentence, "fair": fair, "timeout": timeout, "udpipe": udpipe, "memory": memory}

@@ -107,7 +107,7 @@ class Batcher:
         self._ring: deque[Job] = deque()
         self._cond = threading.Condition()
         self._stopping = False
-        self.parsing = 0  # jobs in the turn the worker is on now
+        self.parsing = 0  # jobs in the turn the worker is on now (reading or parsing)
         self._words_per_s = 0.0
         self._thread = threading.Thread(target=self._run, name="spandep-batcher", daemon=True)
 
@@ -142,8 +142,8 @@ class Batcher:
 
     def _run(self) -> None:
         while (first := self._first()) is not None:
+            self.parsing = 1  # reading counts: the worker is on a job
             if first.key is None:  # nothing to parse: reading is the whole job
-                self.parsing = 1
                 if self._read(first):
                     self._answered(first, first.sentences or [])
             else:
