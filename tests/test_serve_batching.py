@@ -86,8 +86,9 @@ def test_a_big_job_is_parsed_a_turn_at_a_time_round_robin_with_the_others():
     assert [s.forms for s in big.result(5)] == [["A"], ["B"], ["C"], ["D"], ["E"], ["F"]]
     assert small.result(5)[0].forms == ["X"] and other.result(5)[0].forms == ["Y"]
     batcher.stop()
-    # the small job rides in the big one's second turn; the other model's job comes before the big one's last turn
-    assert recorder.batches == [("en", [["a"], ["b"]]), ("en", [["x"], ["c"]]), ("other", [["y"]]), ("en", [["d"], ["e"]]), ("en", [["f"]])]
+    # the small job comes right after the big one's first turn (a job begun heads its own turns, nobody else's), then
+    # the other model's job, then the rest of the big one
+    assert recorder.batches == [("en", [["a"], ["b"]]), ("en", [["x"]]), ("other", [["y"]]), ("en", [["c"], ["d"]]), ("en", [["e"], ["f"]])]
 
 
 def test_a_sentence_longer_than_the_budget_is_parsed_whole_in_a_turn_of_its_own():

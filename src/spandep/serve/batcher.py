@@ -4,11 +4,12 @@ A request is a :class:`Job`: a ``read`` function (reading and tokenizing its dat
 ``key`` of the model call its sentences need (model and inference options; ``None``: nothing to parse, the job is
 its reading). Jobs wait in one bounded ring (:class:`QueueFull` past ``max_queue``, with a retry delay estimated
 from the recent speed). Each turn the worker takes the first job of the ring, then the later jobs with its key, in
-ring order: it reads a job it has not read yet, and takes from each job its next sentences while the turn holds at
-most ``batch_words`` words (a sentence counts one word more: a short sentence costs more than its words), waiting up
-to ``wait_s`` for more jobs when the ring has none. The turn's sentences are parsed in one call; each job gets its
-own back, in order, and a job with sentences left goes to the end of the ring. So a big request is parsed a turn at
-a time, round-robin with the others: a small request waits for at most one turn of another's, and a job whose
+ring order that have not begun: it reads a job it has not read yet, and takes from each job its next sentences while
+the turn holds at most ``batch_words`` words (a sentence counts one word more: a short sentence costs more than its
+words), waiting up to ``wait_s`` for more jobs when the ring has none. The turn's sentences are parsed in one call;
+each job gets its own back, in order, and a job with sentences left goes to the end of the ring, where it heads a
+later turn of its own. So a big request is parsed a turn at a time, round-robin with the others: a small request
+waits for at most the turn in progress, and a job whose
 client has gone (``Future.cancel``: a timeout, a disconnect) is dropped at its next turn. :meth:`Batcher.stop`
 parses what is queued, then ends the worker.
 """
@@ -223,12 +224,12 @@ class Batcher:
         return job.sentences[start:end]
 
     def _next_of(self, key: Hashable, deadline: float, budget: int) -> tuple[Job, int] | None:
-        """The first job of ``key`` in the ring whose client still waits, taken out, with its place; ``None`` when
-        its next sentence does not fit ``budget`` (it stays), or when none comes before ``deadline``."""
+        """The first job of ``key`` not begun yet in the ring whose client still waits, taken out, with its place;
+        ``None`` when its next sentence does not fit ``budget`` (it stays), or when none comes before ``deadline``."""
         with self._cond:
             while True:
                 for place, job in enumerate(self._ring):
-                    if job.key != key:
+                    if job.key != key or job.done:  # a job begun joins only the turns it heads: a new one waits one turn at most
                         continue
                     if job.future.cancelled():
                         del self._ring[place]
