@@ -3,13 +3,13 @@
 Each bar starts its own ``spandep serve --threads 1`` (its stderr, the log, kept to count lines) and records what it
 saw: status, the answer's first line, seconds. ``huge_k``: ``POST /parse`` with k = 1,000,000,000 (400 within 2 s,
 ``/health`` after); ``long_sentence``: a sentence of 20,000 words (413 naming the limit); ``fair``: one client sends
-the largest request the limits allow (``--max-sentences`` one-word sentences; ``fair_text``: 199 kB of raw text, near
-``--max-bytes``), another sends one sentence a second meanwhile (each answered within 5 s); ``timeout``: the same big request against ``--timeout 2``, then how long until
+the largest request the limits allow (``--max-sentences`` one-word sentences; ``fair_text``: EWT test's raw text,
+125 kB, under ``--max-bytes``), another sends one sentence a second meanwhile (each answered within 5 s); ``timeout``: the same big request against ``--timeout 2``, then how long until
 the worker is idle (within 5 s) and a one-sentence request's latency; ``idle``: ``--idle-connections`` connections
 held open ``--idle-seconds`` without a byte while a client sends a request every 5 s (all answered, the idle ones
 closed by the server, under 100 log lines); ``udpipe``: ``curl -d 'data=Café'``, HEAD with the parser off,
 ``model=english`` and ``model=en_ewt``; ``memory``: the server's resident memory after each of four big requests
-(the one-word sentences, then 199 kB of EWT test's raw text, twice), with and without the trim after big requests.
+(the one-word sentences, then EWT test's raw text, twice), with and without the trim after big requests.
 
     PYTHONPATH=src:. OMP_NUM_THREADS=1 .venv/bin/python -m benchmarks.scripts.serve_bars \\
         --out benchmarks/results/serve/bars.json
@@ -92,7 +92,7 @@ def long_sentence() -> dict[str, Any]:
 
 BIG = {"tokenizer": "presegmented", "tagger": "", "parser": "", "data": "Yes\n" * MAX_SENTENCES}
 SMALL = {"tokenizer": "", "tagger": "", "parser": "", "data": "The small request is answered."}
-EWT = Path("/work/shared/data/en_ewt/en_ewt-ud-test.conllu")  # raw text of about 200 kB: its sentences' texts
+EWT = Path("/work/shared/data/en_ewt/en_ewt-ud-test.conllu")  # its sentences' texts: 125 kB of raw text
 
 
 def ewt_text(limit: int = 199_000) -> str:
