@@ -21,7 +21,6 @@ In front of it, :class:`~spandep.serve.guard.Guard` checks Origin and Host and b
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -152,7 +151,7 @@ def udpipe_request(params: dict[str, Any], service: Service) -> tuple[ParseReque
 async def _disconnected(request: Request) -> None:
     """Return when the client of ``request`` (whose body has been read) disconnects."""
     while (await request.receive())["type"] != "http.disconnect":
-        await asyncio.sleep(0)
+        pass
 
 
 def _records(sentences: list[Sentence], trees: bool) -> list[dict[str, Any]]:

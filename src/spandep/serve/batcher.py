@@ -249,7 +249,7 @@ class Batcher:
         sentences = [s for _, chunk in taken for s in chunk]
         started = time.perf_counter()
         try:
-            parsed = self._parse(key, sentences) if sentences else []
+            parsed = self._parse(key, sentences)
         except Exception as exc:  # the model's error goes to every client of the turn; the worker lives on
             for job, _ in taken:
                 job.finish(error=exc)
