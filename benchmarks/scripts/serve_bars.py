@@ -9,7 +9,7 @@ the worker is idle (within 5 s) and a one-sentence request's latency; ``idle``: 
 held open ``--idle-seconds`` without a byte while a client sends a request every 5 s (all answered, the idle ones
 closed by the server, under 100 log lines); ``udpipe``: ``curl -d 'data=Café'``, HEAD with the parser off,
 ``model=english`` and ``model=en_ewt``; ``memory``: the server's resident memory after each of four big requests
-(the one-word sentences, then EWT test's raw text, twice), with and without the trim after big requests.
+(the one-word sentences, then EWT test's raw text, twice), with and without the worker's trim.
 
     PYTHONPATH=src:. OMP_NUM_THREADS=1 .venv/bin/python -m benchmarks.scripts.serve_bars \\
         --out benchmarks/results/serve/bars.json
@@ -43,13 +43,13 @@ MAX_SENTENCES = 10_000  # spandep serve's default --max-sentences: the biggest r
 CONLLU = "1\tI\t_\t_\t_\t_\t2\tnsubj\t_\t_\n2\tran\t_\t_\t_\t_\t0\troot\t_\t_\n\n"
 
 
-NO_TRIM = "import spandep.serve.service as s; s.TRIM_WORDS = 10 ** 12; from spandep.cli.main import app; app(prog_name='spandep')"
+NO_TRIM = "import spandep.serve.service as s; s.TRIM_EVERY_S = float('inf'); from spandep.cli.main import app; app(prog_name='spandep')"
 
 
 @contextlib.contextmanager
 def server(*options: str, trim: bool = True) -> Iterator[tuple[str, int, Path]]:
     """A ``spandep serve`` on a free loopback port: ``(url, pid, log file)``; stopped (SIGTERM) after. ``trim=False``:
-    never hand memory back after a big request (for the comparison of ``memory``)."""
+    never hand memory back (for the comparison of ``memory``)."""
     log = Path(tempfile.mkstemp(suffix=".log")[1])
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     start = ["-m", "spandep"] if trim else ["-c", NO_TRIM]

@@ -4,19 +4,20 @@ glibc gives each thread that allocates its own malloc arena (up to 8 per core), 
 pool reading and writing requests, the worker, torch's) each keep the freed memory of their arena: under load the
 resident memory crept up by 134 MB in three minutes. With two arenas, as ``MALLOC_ARENA_MAX=2`` gives, it stayed
 within 8.5 % of its mean and the throughput did not drop (docs/serve.md, "Memory"). A big request still leaves its
-peak behind (freed memory glibc keeps for later): :func:`trim` after such a request hands it back to the system
-(``malloc_trim``; after every batch it cost a tenth of the throughput, so only past :data:`TRIM_WORDS`)."""
+peak behind (freed memory glibc keeps for later), and a mixed load leaves peaks of its own: :func:`trim` hands it back
+to the system (``malloc_trim``). After every batch it cost a tenth of the throughput, so the worker trims after a turn
+at most every :data:`TRIM_EVERY_S` seconds (docs/serve.md, "Memory")."""
 
 from __future__ import annotations
 
 import ctypes
 import os
 
-__all__ = ["TRIM_WORDS", "limit_malloc_arenas", "trim"]
+__all__ = ["TRIM_EVERY_S", "limit_malloc_arenas", "trim"]
 
 MALLOC_ARENAS = 2
 M_ARENA_MAX = -8  # glibc's mallopt parameter number (malloc.h)
-TRIM_WORDS = 2000  # a request of more words than this is followed by a trim (docs/serve.md, "Memory")
+TRIM_EVERY_S = 2.0  # the worker trims after a turn when this long has passed since its last trim
 
 
 def _libc_function(name: str) -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]

@@ -17,11 +17,11 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from starlette.concurrency import run_in_threadpool
 
 from spandep.data.batching import length_groups
 from spandep.data.conllu import FORMATS, RAW_TEXT_FORMATS, InputBytes, read_conllu, read_input
@@ -29,7 +29,7 @@ from spandep.data.sentence import Sentence
 from spandep.data.writers import write_sentences
 from spandep.inference import InferenceOptions
 from spandep.serve.batcher import Batcher, QueueFull
-from spandep.serve.memory import TRIM_WORDS, trim
+from spandep.serve.memory import TRIM_EVERY_S, trim
 from spandep.serve.naming import Names, aliases
 
 if TYPE_CHECKING:
@@ -135,6 +135,7 @@ class Service:
         self.notes = {n: f"{shipped[n].treebank} ({shipped[n].language})" for n in models if n in shipped}  # for acknowledgements
         self.names = Names({n: aliases(n, shipped.get(n)) for n in models})
         self.batcher = Batcher(self._parse_batch, settings.batch_words, settings.wait_ms / 1000, settings.max_queue)
+        self.trimmed = 0.0  # when the worker last handed free memory back (memory.trim)
 
     @classmethod
     def load(cls, names: list[str], settings: ServiceSettings, threads: int | None = None, device: str = "cpu") -> Service:
@@ -207,8 +208,6 @@ class Service:
             parsed = [_kept(p, g, TAG_COLUMNS) for p, g in zip(parsed, given)]
         if key is not None and not request.parse:
             parsed = [_kept(p, g, PARSE_COLUMNS) for p, g in zip(parsed, given)]
-        if sum(len(s) for s in parsed) > TRIM_WORDS:
-            await run_in_threadpool(trim)
         return parsed
 
     async def _wait(self, answer: asyncio.Future[list[Sentence]], gone: Callable[[], Awaitable[None]] | None) -> list[Sentence]:
@@ -272,4 +271,7 @@ class Service:
         for group in length_groups([len(s) for s in sentences], LENGTH_RATIO):
             for i, s in zip(group, parse_stream(self.models[name].model, [sentences[i] for i in group], options, len(group))):
                 parsed[i] = s
+        if time.monotonic() - self.trimmed >= TRIM_EVERY_S:  # the turn's peak, and what earlier turns left, back
+            trim()
+            self.trimmed = time.monotonic()
         return parsed  # type: ignore[return-value]
