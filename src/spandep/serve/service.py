@@ -41,6 +41,7 @@ __all__ = ["ClientGone", "ParseRequest", "Service", "ServiceError", "ServiceSett
 
 TAG_COLUMNS = ("upos", "xpos", "feats", "lemma")
 PARSE_COLUMNS = ("head", "deprel", "head_prob", "label_prob")
+BYTES_PER_WORD = 6  # a request's words, before it is read, for Retry-After: English prose has about 5 bytes a word and a space
 LENGTH_RATIO = 1.5  # a batch is parsed in groups of sentences of like length (docs/serve.md, "Batching")
 CREDIT = "spandep: dependency parsing as MRC-based span-span prediction (Gan et al., ACL 2022)"
 
@@ -199,7 +200,7 @@ class Service:
         given: list[Sentence] = []
         key = (name, request.options) if request.tag or request.parse else None
         try:
-            future = self.batcher.submit(key, lambda: self._read(name, request, given), len(request.data) // 6)
+            future = self.batcher.submit(key, lambda: self._read(name, request, given), len(request.data) // BYTES_PER_WORD)
         except QueueFull as full:
             raise ServiceError(503, f"server busy: {self.batcher.max_queue} requests are waiting; retry after {full.retry_after} s",
                                {"Retry-After": str(full.retry_after)}) from None
