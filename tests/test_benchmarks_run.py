@@ -179,13 +179,15 @@ def test_serve_load_checks_every_answer_and_overloads(tmp_path):
     """The load test of spandep serve, tiny: two clients for a second, then a burst against a queue of 2."""
     out = tmp_path / "load.json"
     command = [sys.executable, "-m", "benchmarks.scripts.serve_load", "--data", str(DEV), "--clients", "2", "--seconds", "1",
-               "--warmup", "0.5", "--burst", "12", "--max-queue", "2", "--out", str(out)]
+               "--warmup", "0.5", "--burst", "12", "--max-queue", "2", "--text-share", "0.5", "--big-share", "0.3",
+               "--max-sentences", "6", "--out", str(out)]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(out.read_text())
     assert result["sentences"] == 4 and result["served"]["requests"] > 0 and result["served"]["words_per_s"] > 0
     assert result["served"]["errors"] == result["served"]["mismatches"] == 0
-    assert result["overload"]["statuses"]["503"] > 0 and result["overload"]["errors"] == 0
+    assert result["overload"]["statuses"]["503"] > 0 and result["overload"]["errors"] == result["overload"]["mismatches"] == 0
+    assert result["settings"]["text_share"] == 0.5 and result["served"]["kinds"]  # raw text and CoNLL-U (seeded)
     assert result["memory"]["samples_mb"] and set(result["bars"]) >= {"no_errors", "memory_flat_10_percent"}
     assert result["spandep_parse"]["sentences_that_differ_default_vs_same_batch_tokens"] == 0
     assert json.loads(done.stdout)["throughput_ratio"] == result["throughput_ratio"]  # the numbers are printed too

@@ -1,5 +1,6 @@
-"""Batching across clients (the batcher alone, with a stand-in parse), overload (503 with Retry-After), timeouts
-(504), graceful shutdown of ``spandep serve`` and its option errors."""
+"""Turns across clients (the batcher alone, with a stand-in parse: round-robin, budget, cancellation, reading on the
+worker), overload (503 with Retry-After), timeouts (504), graceful shutdown of ``spandep serve`` and its option
+errors."""
 
 from __future__ import annotations
 
@@ -49,22 +50,55 @@ def sentence(*forms: str) -> Sentence:
     return Sentence.from_tokens(list(forms))
 
 
-def test_jobs_queued_while_the_model_runs_share_the_next_batch_and_get_their_own_sentences():
+def given(*sentences: Sentence):
+    """A job's ``read``: these sentences."""
+    return lambda: list(sentences)
+
+
+def test_jobs_queued_while_the_model_runs_share_the_next_turn_and_get_their_own_sentences():
     recorder = Recorder()
-    batcher = Batcher(recorder, batch_words=5, wait_s=0.0, max_queue=10)
+    batcher = Batcher(recorder, batch_words=6, wait_s=0.0, max_queue=10)
     batcher.start()
-    first = batcher.submit("en", [sentence("a")])
+    first = batcher.submit("en", given(sentence("a")))
     assert recorder.started.wait(5)  # the worker is in the model: what comes now queues
-    jobs = [batcher.submit(key, [sentence(*words)]) for key, words in (
+    jobs = [batcher.submit(key, given(sentence(*words))) for key, words in (
         ("en", ["b", "c"]), ("other", ["x"]), ("en", ["d"]), ("en", ["e", "f", "g"]), ("en", ["h"]),
     )]
     recorder.release.set()
     results = [job.result(5)[0].forms for job in [first, *jobs]]
     batcher.stop()
     assert results == [["A"], ["B", "C"], ["X"], ["D"], ["E", "F", "G"], ["H"]]
-    # "e f g" would pass the budget of 5 words after "b c" and "d": the batch ends there (FIFO); "other" waits its turn
+    # a sentence costs its words and one: "b c" (3) and "d" (2) fill 5 of 6; "e f g" (4) does not fit, so the turn
+    # ends and "e f g" keeps its place at the front; "other" waits its turn
     assert recorder.batches == [("en", [["a"]]), ("en", [["b", "c"], ["d"]]), ("other", [["x"]]), ("en", [["e", "f", "g"], ["h"]])]
     assert batcher.counters.largest_batch == 2 and batcher.counters.jobs == 6
+
+
+def test_a_big_job_is_parsed_a_turn_at_a_time_round_robin_with_the_others():
+    recorder = Recorder()
+    batcher = Batcher(recorder, batch_words=4, wait_s=0.0, max_queue=10)
+    batcher.start()
+    big = batcher.submit("en", given(*(sentence(w) for w in "abcdef")))  # 6 sentences of cost 2: three turns
+    assert recorder.started.wait(5)
+    small = batcher.submit("en", given(sentence("x")))
+    other = batcher.submit("other", given(sentence("y")))
+    recorder.release.set()
+    assert [s.forms for s in big.result(5)] == [["A"], ["B"], ["C"], ["D"], ["E"], ["F"]]
+    assert small.result(5)[0].forms == ["X"] and other.result(5)[0].forms == ["Y"]
+    batcher.stop()
+    # the small job comes right after the big one's first turn (a job begun heads its own turns, nobody else's), then
+    # the other model's job, then the rest of the big one
+    assert recorder.batches == [("en", [["a"], ["b"]]), ("en", [["x"]]), ("other", [["y"]]), ("en", [["c"], ["d"]]), ("en", [["e"], ["f"]])]
+
+
+def test_a_sentence_longer_than_the_budget_is_parsed_whole_in_a_turn_of_its_own():
+    recorder = Recorder()
+    recorder.release.set()
+    batcher = Batcher(recorder, batch_words=2, wait_s=0.0, max_queue=10)
+    batcher.start()
+    assert batcher.submit("en", given(sentence(*"abcde"), sentence("f"))).result(5)[0].forms == list("ABCDE")
+    batcher.stop()
+    assert recorder.batches == [("en", [list("abcde")]), ("en", [["f"]])]
 
 
 def test_wait_window_gathers_jobs_that_arrive_within_it():
@@ -72,29 +106,52 @@ def test_wait_window_gathers_jobs_that_arrive_within_it():
     recorder.release.set()
     batcher = Batcher(recorder, batch_words=100, wait_s=0.5, max_queue=10)
     batcher.start()
-    futures = [batcher.submit("en", [sentence("a")])]
+    futures = [batcher.submit("en", given(sentence("a")))]
     time.sleep(0.05)
-    futures.append(batcher.submit("en", [sentence("b")]))
+    futures.append(batcher.submit("en", given(sentence("b"))))
     assert [f.result(5)[0].forms for f in futures] == [["A"], ["B"]]
     batcher.stop()
     assert recorder.batches == [("en", [["a"], ["b"]])]
 
 
-def test_a_full_queue_refuses_and_a_cancelled_job_is_skipped():
+def test_a_full_queue_refuses_and_a_cancelled_job_is_dropped_at_its_next_turn():
     recorder = Recorder()
-    batcher = Batcher(recorder, batch_words=1, wait_s=0.0, max_queue=2)
+    batcher = Batcher(recorder, batch_words=2, wait_s=0.0, max_queue=2)
     batcher.start()
-    running = batcher.submit("en", [sentence("a")])
-    assert recorder.started.wait(5)
-    cancelled, kept = batcher.submit("en", [sentence("b")]), batcher.submit("en", [sentence("c")])
+    running = batcher.submit("en", given(sentence("a"), sentence("b"), sentence("c")))  # three turns
+    assert recorder.started.wait(5)  # in its first turn
+    cancelled, kept = batcher.submit("en", given(sentence("d"))), batcher.submit("en", given(sentence("e")))
     with pytest.raises(QueueFull) as full:
-        batcher.submit("en", [sentence("d")])
+        batcher.submit("en", given(sentence("f")))
     assert full.value.retry_after >= 1 and batcher.counters.refused == 1
-    assert cancelled.cancel()
+    assert cancelled.cancel() and running.cancel()  # a timeout or a disconnect: the worker drops them
     recorder.release.set()
-    assert running.result(5)[0].forms == ["A"] and kept.result(5)[0].forms == ["C"]
+    assert kept.result(5)[0].forms == ["E"]
     batcher.stop()
-    assert [forms for _, forms in recorder.batches] == [[["a"]], [["c"]]]
+    assert [forms for _, forms in recorder.batches] == [[["a"]], [["e"]]]
+    assert batcher.counters.cancelled == 2
+
+
+def test_reading_runs_on_the_worker_in_turn_and_its_errors_go_to_the_client():
+    recorder = Recorder()
+    recorder.release.set()
+    batcher = Batcher(recorder, batch_words=10, wait_s=0.0, max_queue=4)
+    batcher.start()
+    threads = []
+
+    def read():
+        threads.append(threading.current_thread().name)
+        return [sentence("t")]
+
+    def bad():
+        raise ValueError("data:1: bad input")
+
+    assert batcher.submit(None, read).result(5)[0].forms == ["t"]  # nothing to parse: reading is the whole job
+    with pytest.raises(ValueError, match="bad input"):
+        batcher.submit("en", bad).result(5)
+    assert batcher.submit("en", read).result(5)[0].forms == ["T"]
+    batcher.stop()
+    assert threads == ["spandep-batcher"] * 2 and recorder.batches == [("en", [["t"]])]
 
 
 def test_a_failing_batch_fails_its_jobs_and_the_worker_goes_on():
@@ -103,9 +160,9 @@ def test_a_failing_batch_fails_its_jobs_and_the_worker_goes_on():
     batcher = Batcher(recorder, batch_words=10, wait_s=0.0, max_queue=4)
     batcher.start()
     with pytest.raises(RuntimeError, match="model failed"):
-        batcher.submit("en", [sentence("a")]).result(5)
+        batcher.submit("en", given(sentence("a"))).result(5)
     recorder.fail = False
-    assert batcher.submit("en", [sentence("b")]).result(5)[0].forms == ["B"]
+    assert batcher.submit("en", given(sentence("b"))).result(5)[0].forms == ["B"]
     batcher.stop()
 
 
@@ -113,7 +170,7 @@ def test_stop_parses_what_is_queued_then_refuses():
     recorder = Recorder()
     batcher = Batcher(recorder, batch_words=1, wait_s=0.0, max_queue=4)
     batcher.start()
-    futures = [batcher.submit("en", [sentence(w)]) for w in "abc"]
+    futures = [batcher.submit("en", given(sentence(w))) for w in "abc"]
     assert recorder.started.wait(5)
     stopping = threading.Thread(target=batcher.stop)
     stopping.start()
@@ -121,7 +178,7 @@ def test_stop_parses_what_is_queued_then_refuses():
     stopping.join(5)
     assert [f.result(0)[0].forms for f in futures] == [["A"], ["B"], ["C"]]
     with pytest.raises(QueueFull):
-        batcher.submit("en", [sentence("d")])
+        batcher.submit("en", given(sentence("d")))
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +241,7 @@ def test_sigterm_lets_the_request_in_flight_finish(tmp_path):
             response = answer.result()
         assert response.status_code == 200 and response.json()["result"].count("# text = ") == 150
         assert server.wait(60) == 0
-        assert "stopped after 1 parse requests (150 sentences)" in server.stderr.read()
+        assert "stopped after 1 requests (150 sentences parsed)" in server.stderr.read()
     finally:
         if server.poll() is None:
             server.kill()
@@ -201,7 +258,7 @@ def test_a_port_in_use_and_a_missing_model_are_one_line_errors():
 
 
 def test_the_server_limits_malloc_arenas_unless_the_environment_says(monkeypatch):
-    from spandep.serve.server import limit_malloc_arenas
+    from spandep.serve.memory import limit_malloc_arenas
 
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
     assert limit_malloc_arenas() is False  # the user's setting stands

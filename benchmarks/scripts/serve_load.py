@@ -1,13 +1,18 @@
 """Load test of ``spandep serve`` on loopback: N concurrent clients, every answer checked against ``spandep parse``.
 
-Each client sends UDPipe-style requests (``POST /process``, ``input=conllu``, ``tagger``, ``parser``; CoNLL-U out) of
-1 to 4 consecutive sentences of ``--data`` (real EWT sentences, taken in turn), one request at a time, for
-``--seconds`` after a ``--warmup``. Every answer must be byte for byte the blocks that ``spandep parse`` wrote for
-those sentences with the server's ``--batch-tokens`` (nothing lost, reordered or changed). Measured: throughput,
-latency percentiles, the server's resident memory every second, errors; ``spandep parse`` is timed on the same file
+Each client sends UDPipe-style requests (``POST /process``, ``tagger``, ``parser``; CoNLL-U out), one at a time, for
+``--seconds`` after a ``--warmup``: consecutive sentences of ``--data`` (real EWT sentences, taken in turn) as
+CoNLL-U with LEMMA, UPOS, XPOS, FEATS, HEAD and DEPREL blanked (``input=conllu``), or, one request in
+``--text-share``, their text as raw text (``tokenizer=``: paragraphs of 1 to 5 sentences' texts). Most requests
+hold 1 to 4 sentences; one in ``--big-share`` holds 5 to ``--max-sentences`` (150). Every answer must be byte for
+byte what ``spandep parse`` wrote for those sentences with the server's ``--batch-tokens`` (raw text: the blocks of
+those paragraphs in ``spandep parse -f text`` of all paragraphs, TokenRange offsets counted from the request's
+start; nothing lost, reordered or changed). Measured: throughput, latency percentiles, the server's resident memory
+every ``--sample-s`` seconds, errors; ``--soak``: 10 minutes after a minute of warm-up, memory every 5 s. ``spandep
+parse`` is timed on the same file
 with the same ``--threads``, with its default ``--batch-tokens`` and with the server's, just before and just after
 the load (a parse time: the run less a run on an empty file, which is start-up and model load), so that whatever
-else the machine runs weighs on both. Then an overload burst (``--burst`` requests at
+else the machine runs weighs on both (its words per second count the CoNLL-U file only). Then an overload burst (``--burst`` requests at
 once against ``--max-queue``) must be answered 503 with Retry-After, not a crash; each refused request retries after
 the delay it was given, and every one must end parsed and correct. Bounded: ``--seconds`` ≤ 600, ``--max-requests``.
 
@@ -41,11 +46,53 @@ REQUEST_TIMEOUT_S = 120
 MEMORY_BAR = 0.10  # resident memory after warm-up stays within ±10 % of its mean
 THROUGHPUT_BAR = 0.80  # of spandep parse's words per second
 UDPIPE = {"input": "conllu", "tagger": "", "parser": "", "output": "conllu"}
+BLANKED = (2, 3, 4, 5, 6, 7)  # LEMMA, UPOS, XPOS, FEATS, HEAD, DEPREL: what a client asks the server to predict
+TOKEN_RANGE = re.compile(r"TokenRange=(\d+):(\d+)")
+SOAK = {"seconds": 600.0, "warmup": 60.0, "sample_s": 5.0}
 
 
 def blocks(text: str) -> list[str]:
     """The sentence blocks of a CoNLL-U text, each ending with its blank line."""
     return [b.strip("\n") + "\n\n" for b in re.split(r"\n\s*\n", text) if b.strip()]
+
+
+def blanked(block: str) -> str:
+    """A CoNLL-U block with the columns of :data:`BLANKED` set to ``_`` on its word lines."""
+    lines = []
+    for line in block.splitlines(keepends=True):
+        cols = line.rstrip("\n").split("\t")
+        if len(cols) == 10 and cols[0].isdigit():
+            line = "\t".join("_" if i in BLANKED else c for i, c in enumerate(cols)) + "\n"
+        lines.append(line)
+    return "".join(lines)
+
+
+def paragraphs(inputs: list[str], rng: random.Random) -> list[str]:
+    """The sentences' texts (their ``# text =`` lines) grouped into paragraphs of 1 to 5 sentences, in order."""
+    texts = [next((ln[9:] for ln in b.splitlines() if ln.startswith("# text = ")), "") for b in inputs]
+    texts = [t for t in texts if t.strip()]
+    groups, i = [], 0
+    while i < len(texts):
+        n = rng.randint(1, 5)
+        groups.append(" ".join(texts[i : i + n]))
+        i += n
+    return groups
+
+
+def by_paragraph(reference: str) -> list[str]:
+    """The blocks of ``spandep parse -f text`` output, joined per paragraph (a paragraph's first has ``# newpar``)."""
+    out: list[str] = []
+    for block in blocks(reference):
+        if block.startswith("# newpar") or not out:
+            out.append(block)
+        else:
+            out[-1] += block
+    return out
+
+
+def shifted(text: str, offset: int) -> str:
+    """``text`` with every ``TokenRange=a:b`` moved ``offset`` characters to the left."""
+    return TOKEN_RANGE.sub(lambda m: f"TokenRange={int(m.group(1)) - offset}:{int(m.group(2)) - offset}", text)
 
 
 def word_count(block: str) -> int:
@@ -99,31 +146,60 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
+class Corpus:
+    """What clients send and must get back: CoNLL-U blocks (tags and trees blanked) and the blocks ``spandep parse``
+    wrote for them; raw-text paragraphs, where each starts in the text file, and their blocks."""
+
+    def __init__(self, inputs: list[str], expected: list[str], paras: list[str], para_expected: list[str]) -> None:
+        self.inputs, self.expected = inputs, expected
+        self.words = [word_count(b) for b in expected]
+        self.paras, self.para_expected = paras, para_expected
+        self.para_words = [sum(map(word_count, blocks(b))) for b in para_expected]
+        self.para_sentences = [len(blocks(b)) for b in para_expected]
+        self.para_start = [0]
+        for para in paras[:-1]:
+            self.para_start.append(self.para_start[-1] + len(para) + 2)  # joined by a blank line
+
+    def request(self, kind: str, start: int, count: int) -> tuple[dict[str, str], str, int, int]:
+        """The form, the expected result, the sentences and the words of a request of ``count`` units from ``start``."""
+        if kind == "text":
+            data = "\n\n".join(self.paras[start : start + count])
+            expected = shifted("".join(self.para_expected[start : start + count]), self.para_start[start])
+            form = {"tokenizer": "", "tagger": "", "parser": "", "output": "conllu", "data": data}
+            return form, expected, sum(self.para_sentences[start : start + count]), sum(self.para_words[start : start + count])
+        data = "".join(self.inputs[start : start + count])
+        return {**UDPIPE, "data": data}, "".join(self.expected[start : start + count]), count, sum(self.words[start : start + count])
+
+
 class Load:
     """The clients' shared state: which sentences come next, what came back, what it cost."""
 
-    def __init__(self, inputs: list[str], expected: list[str], seed: int, max_requests: int) -> None:
-        self.inputs, self.expected = inputs, expected
-        self.block_words = [word_count(b) for b in inputs]
+    def __init__(self, corpus: Corpus, args: argparse.Namespace, seed: int, max_requests: int) -> None:
+        self.corpus, self.args = corpus, args
         self.rng = random.Random(seed)
-        self.next = 0
+        self.next = {"conllu": 0, "text": 0}
         self.max_requests = max_requests
         self.requests = self.sentences = self.words = self.errors = self.mismatches = 0
         self.latencies: list[float] = []
         self.statuses: dict[str, int] = {}
+        self.kinds: dict[str, int] = {}
 
-    def take(self) -> tuple[int, int]:
-        count = min(self.rng.randint(1, 4), len(self.inputs))
-        start = self.next if self.next + count <= len(self.inputs) else 0
-        self.next = start + count
-        return start, count
+    def take(self) -> tuple[str, int, int]:
+        """The next request: its kind, first unit and units (sentences, or paragraphs of about 3 sentences)."""
+        kind = "text" if self.corpus.paras and self.rng.random() < self.args.text_share else "conllu"
+        sentences = self.rng.randint(5, self.args.max_sentences) if self.rng.random() < self.args.big_share else self.rng.randint(1, 4)
+        units = len(self.corpus.paras) if kind == "text" else len(self.corpus.inputs)
+        count = min(max(1, round(sentences / 3)) if kind == "text" else sentences, units)
+        start = self.next[kind] if self.next[kind] + count <= units else 0
+        self.next[kind] = start + count
+        return kind, start, count
 
-    async def request(self, client: httpx.AsyncClient, url: str, start: int, count: int, retry: bool = False) -> None:
-        data = "".join(self.inputs[start : start + count])
+    async def request(self, client: httpx.AsyncClient, url: str, kind: str, start: int, count: int, retry: bool = False) -> None:
+        form, expected, sentences, words = self.corpus.request(kind, start, count)
         began = time.perf_counter()
         for _ in range(10 if retry else 1):
             try:
-                response = await client.post(f"{url}/process", data={**UDPIPE, "data": data}, timeout=REQUEST_TIMEOUT_S)
+                response = await client.post(f"{url}/process", data=form, timeout=REQUEST_TIMEOUT_S)
             except httpx.HTTPError as exc:
                 self.statuses[type(exc).__name__] = self.statuses.get(type(exc).__name__, 0) + 1
                 self.errors += 1
@@ -135,12 +211,13 @@ class Load:
             break
         self.latencies.append(time.perf_counter() - began)
         self.requests += 1
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
         if response.status_code != 200:
             self.errors += 1
             return
-        self.sentences += count
-        self.words += sum(self.block_words[start : start + count])
-        if response.json()["result"] != "".join(self.expected[start : start + count]):
+        self.sentences += sentences
+        self.words += words
+        if response.json()["result"] != expected:
             self.mismatches += 1
 
     async def client(self, http: httpx.AsyncClient, url: str, until: float) -> None:
@@ -152,15 +229,15 @@ class Load:
             "requests": self.requests, "sentences": self.sentences, "words": self.words, "seconds": round(seconds, 2),
             "requests_per_s": round(self.requests / seconds, 1), "sentences_per_s": round(self.sentences / seconds, 1),
             "words_per_s": round(self.words / seconds, 1), "errors": self.errors, "mismatches": self.mismatches,
-            "statuses": self.statuses, **{f"latency_p{q}_ms": round(1000 * percentile(self.latencies, q / 100), 1) for q in (50, 95, 99)},
+            "statuses": self.statuses, "kinds": self.kinds, **{f"latency_p{q}_ms": round(1000 * percentile(self.latencies, q / 100), 1) for q in (50, 95, 99)},
         }
 
 
-async def watch_memory(pid: int, samples: list[tuple[float, float]], started: float, stop: asyncio.Event) -> None:
+async def watch_memory(pid: int, samples: list[tuple[float, float]], started: float, stop: asyncio.Event, every_s: float) -> None:
     while not stop.is_set():
         samples.append((round(time.monotonic() - started, 1), round(rss_mb(pid), 1)))
         try:
-            await asyncio.wait_for(stop.wait(), 1.0)
+            await asyncio.wait_for(stop.wait(), every_s)
         except asyncio.TimeoutError:
             pass
 
@@ -168,14 +245,14 @@ async def watch_memory(pid: int, samples: list[tuple[float, float]], started: fl
 async def drive(url: str, pid: int, load: Load, args: argparse.Namespace) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=max(args.clients, args.burst) + 8)
     async with httpx.AsyncClient(limits=limits) as http:
-        warm = Load(load.inputs, load.expected, args.seed + 1, args.max_requests)
+        warm = Load(load.corpus, args, args.seed + 1, args.max_requests)
         await asyncio.gather(*(warm.client(http, url, time.monotonic() + args.warmup) for _ in range(args.clients)))
         samples: list[tuple[float, float]] = []
         stop = asyncio.Event()
         health = (await http.get(f"{url}/health")).json()
         cpu = (cpu_seconds(pid), time.process_time())
         started = time.monotonic()
-        watcher = asyncio.create_task(watch_memory(pid, samples, started, stop))
+        watcher = asyncio.create_task(watch_memory(pid, samples, started, stop, args.sample_s))
         await asyncio.gather(*(load.client(http, url, started + args.seconds) for _ in range(args.clients)))
         elapsed = time.monotonic() - started
         busy = (await http.get(f"{url}/health")).json()["parse_seconds"] - health["parse_seconds"]
@@ -183,7 +260,7 @@ async def drive(url: str, pid: int, load: Load, args: argparse.Namespace) -> dic
                "worker_in_model_s": round(busy, 1)}
         stop.set()
         await watcher
-        burst = Load(load.inputs, load.expected, args.seed + 2, args.burst)
+        burst = Load(load.corpus, args, args.seed + 2, args.burst)
         burst_started = time.monotonic()
         await asyncio.gather(*(burst.request(http, url, *burst.take(), retry=True) for _ in range(args.burst)))
         burst_s = time.monotonic() - burst_started
@@ -212,12 +289,20 @@ def main() -> None:
     ap.add_argument("--burst", type=int, default=256, help="requests sent at once to overload the queue")
     ap.add_argument("--max-requests", type=int, default=200_000, help="stop the measured load after this many")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--text-share", type=float, default=0.3, help="share of requests sent as raw text")
+    ap.add_argument("--big-share", type=float, default=0.1, help="share of requests of 5 to --max-sentences sentences")
+    ap.add_argument("--max-sentences", type=int, default=150, help="sentences of the biggest requests")
+    ap.add_argument("--sample-s", type=float, default=1.0, help="seconds between samples of the server's memory")
+    ap.add_argument("--soak", action="store_true", help="10 minutes of load after 1 of warm-up, memory every 5 s (sets --seconds, --warmup, --sample-s)")
     ap.add_argument("--out", help="result JSON (benchmarks/results/serve/...)")
     args = ap.parse_args()
+    if args.soak:
+        vars(args).update(SOAK)
     if not 0 < args.seconds <= MAX_SECONDS:
         ap.error(f"--seconds must be in (0, {MAX_SECONDS}]")
-    inputs = blocks(Path(args.data).read_text(encoding="utf-8"))[: args.limit]
+    inputs = [blanked(b) for b in blocks(Path(args.data).read_text(encoding="utf-8"))[: args.limit]]
     words = sum(map(word_count, inputs))
+    paras = paragraphs(inputs, random.Random(args.seed))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         data = work / "data.conllu"  # what the clients send, as spandep parse reads it
@@ -226,11 +311,16 @@ def main() -> None:
         expected = blocks((work / "ref.conllu").read_text(encoding="utf-8"))
         assert len(expected) == len(inputs), "spandep parse wrote one block per sentence"
         default = blocks((work / "default.conllu").read_text(encoding="utf-8"))
+        (work / "text.txt").write_text("\n\n".join(paras) + "\n", encoding="utf-8")
+        subprocess.run(spandep("parse", str(work / "text.txt"), "-f", "text", "-o", str(work / "text.conllu"), "--threads", str(args.threads),
+                               "--batch-tokens", str(args.batch_tokens)), check=True, stderr=subprocess.DEVNULL, env=env(args.threads))
+        para_expected = by_paragraph((work / "text.conllu").read_text(encoding="utf-8"))
+        assert len(para_expected) == len(paras), "spandep parse -f text wrote one # newpar per paragraph"
         server = subprocess.Popen(spandep("serve", "--host", HOST, "--port", "0", "--threads", str(args.threads), "--max-queue", str(args.max_queue),
                                           "--batch-tokens", str(args.batch_tokens), "--batch-wait-ms", str(args.batch_wait_ms)), stderr=subprocess.PIPE, text=True, env=env(args.threads))
         try:
             url = re.search(r"(http://[0-9.:]+)/", server.stderr.readline()).group(1)
-            load = Load(inputs, expected, args.seed, args.max_requests)
+            load = Load(Corpus(inputs, expected, paras, para_expected), args, args.seed, args.max_requests)
             run = asyncio.run(drive(url, server.pid, load, args))
         finally:
             server.terminate()

@@ -64,6 +64,20 @@ LIMITS: dict[str, Limit] = {
         # the Python API and the integrations (spandep.load(threads=), Pipeline.pipe, Ray's parse_dataset)
         Limit("pipe_batch", Range(1, 100_000), "items read and parsed together by Pipeline.pipe (batch_size) and by a Ray actor (batch_size)"),
         Limit("ray_actors", Range(1, 10_000), "parser actors of the Ray integration (parse_dataset actors), each holding a model"),
+        # spandep serve: each request, and every option of the command (docs/serve.md, "Limits")
+        Limit("max_bytes", Range(1, 10_000_000), "spandep serve --max-bytes: bytes of a request's data (413 past it)"),
+        Limit("max_sentence_words", Range(1, 5000), "spandep serve --max-sentence-words: words in one sentence of a request (413 past it)"),
+        Limit("max_sentences", Range(1, 1_000_000), "spandep serve --max-sentences: sentences in one request (413 past it)"),
+        Limit("max_words", Range(1, 1_000_000), "spandep serve --max-words: words in one request (413 past it)"),
+        Limit("max_queue", Range(1, 10_000), "spandep serve --max-queue: requests waiting for the worker (503 past it)"),
+        Limit("batch_words", Range(1, 100_000), "spandep serve --batch-words: words (a sentence counts one more) the worker takes at a time, the most a request waits for another's"),
+        Limit("batch_wait_ms", Range(0, 10_000, integer=False), "spandep serve --batch-wait-ms: how long a batch waits for more requests"),
+        Limit("timeout", Range(0, 3600, integer=False, open_low=True), "spandep serve --timeout: seconds from a request's arrival to its answer (504 past it; its work stops)"),
+        Limit("read_timeout", Range(0, 600, integer=False, open_low=True), "spandep serve --read-timeout: seconds a connection has to send a whole request (closed past it)"),
+        Limit("idle_timeout", Range(0, 600, integer=False, open_low=True), "spandep serve --idle-timeout: seconds a kept-alive connection may wait between requests"),
+        Limit("max_connections", Range(1, 100_000), "spandep serve --max-connections: open connections (below the open-file limit; past it the oldest idle one is closed)"),
+        Limit("port", Range(0, 65535), "spandep serve --port (0: any free port)"),
+        Limit("serve_threads", Range(0, 256), "spandep serve --threads: torch CPU threads of the model (0: torch's default)"),
     )
 }
 

@@ -1,5 +1,6 @@
-"""``spandep serve``: a REST service compatible with UDPipe 2's, batching concurrent requests, and a page that draws
-the trees (docs/serve.md)."""
+"""``spandep serve``: a REST service compatible with UDPipe 2's, parsing concurrent requests fairly in turns, guarded
+(every request and option bounded, Origin and Host checked, slow and idle connections closed), and a page that
+draws the trees (docs/serve.md)."""
 
 from __future__ import annotations
 
@@ -9,48 +10,77 @@ from typing import Optional
 
 import typer
 
-from spandep.checks import Range
-from spandep.cli.common import COUNT, POSITIVE, check_options, handle_errors
+from spandep.cli.common import check_options, handle_errors
 from spandep.errors import OptionError
+from spandep.limits import limit
 
-PORT = Range(0, 65535)
-WAIT_MS = Range(0, 10_000, integer=False)
-TIMEOUT_S = Range(0, 86_400, integer=False, open_low=True)
 SERVE_MODULES = ("fastapi", "uvicorn", "multipart")  # the serve extra
+
+
+def _allowed(name: str) -> str:
+    """The bound of an option, for its help: "Allowed: an int in [1, 64]." (spandep.limits)."""
+    return f"Allowed: {limit(name).allowed}."
+
+
+def _names(values: Optional[list[str]]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(v.strip() for value in values or [] for v in value.split(",") if v.strip()))
 
 
 def serve(
     models: Optional[str] = typer.Option(
         None, "--models", help="Comma-separated shipped names (spandep models) or model folders; the first is the default (default: $SPANDEP_MODEL, else en).",
     ),
-    host: str = typer.Option("127.0.0.1", help="Address to listen on (0.0.0.0: every interface)."),
-    port: int = typer.Option(8000, help="Port to listen on (0: any free port, printed at start)."),
-    threads: int = typer.Option(0, help="Torch CPU threads of the model (0: torch's default)."),
-    batch_words: int = typer.Option(4000, help="Token budget of a batch of requests: words gathered from the queue."),
-    batch_tokens: int = typer.Option(1000, help="Padded words per batch of the model, as for parse (whose default is 4000; docs/serve.md)."),
-    batch_wait_ms: float = typer.Option(10.0, help="How long a batch waits for more requests when none is queued."),
-    max_queue: int = typer.Option(256, help="Requests that may wait for the model; one more is answered 503 with Retry-After."),
-    max_bytes: int = typer.Option(200_000, help="Largest data of a request, in bytes (UTF-8); more is answered 413."),
-    timeout: float = typer.Option(120.0, help="Seconds a request may take from arrival to parsed; later is answered 504."),
+    host: str = typer.Option("127.0.0.1", help="Address to listen on (0.0.0.0: every interface; on a loopback address the Host header is checked)."),
+    port: int = typer.Option(8000, help="Port to listen on (0: any free port, printed at start). " + _allowed("port")),
+    threads: int = typer.Option(0, help="Torch CPU threads of the model (0: torch's default). " + _allowed("serve_threads")),
+    max_bytes: int = typer.Option(200_000, help="Largest data of a request, in bytes (UTF-8); more is 413. " + _allowed("max_bytes")),
+    max_sentence_words: int = typer.Option(1000, help="Words in one sentence (memory grows with its square); more is 413. " + _allowed("max_sentence_words")),
+    max_sentences: int = typer.Option(10_000, help="Sentences in one request; more is 413. " + _allowed("max_sentences")),
+    max_words: int = typer.Option(50_000, help="Words in one request; more is 413. " + _allowed("max_words")),
+    max_queue: int = typer.Option(256, help="Requests that may wait for the worker; one more is 503 with Retry-After. " + _allowed("max_queue")),
+    timeout: float = typer.Option(120.0, help="Seconds a request may take from arrival to answer; later is 504, and its work stops. " + _allowed("timeout")),
+    batch_words: int = typer.Option(1000, help="Words (a sentence counts one more) the worker parses at a time, round-robin between requests: the most a request waits for another's. " + _allowed("batch_words")),
+    batch_tokens: int = typer.Option(1000, help="Padded words per batch of the model, as for parse (whose default is 4000; docs/serve.md). " + _allowed("batch_tokens")),
+    batch_wait_ms: float = typer.Option(10.0, help="How long a batch waits for more requests when none is queued. " + _allowed("batch_wait_ms")),
+    max_connections: int = typer.Option(512, help="Open connections; one more closes the oldest idle one. Below the open-file limit (ulimit -n) less 128. " + _allowed("max_connections")),
+    read_timeout: float = typer.Option(30.0, help="Seconds a connection has to send a whole request (head and body) after opening or after its previous answer; later it is closed. " + _allowed("read_timeout")),
+    idle_timeout: float = typer.Option(5.0, help="Seconds a kept-alive connection may wait for its next request. " + _allowed("idle_timeout")),
+    allow_origin: Optional[list[str]] = typer.Option(None, "--allow-origin", help="An origin (https://example.org) whose pages may call the server; repeat or separate with commas; * allows any. Others sending an Origin get 403."),
+    allow_host: Optional[list[str]] = typer.Option(None, "--allow-host", help="A Host name the server answers to besides localhost, 127.0.0.1 and [::1] (checked when bound to loopback, or when given); * allows any."),
+    cors: bool = typer.Option(False, "--cors", help="Send Access-Control-Allow-Origin: * (as UDPipe's public service does): any page may call and read the answers."),
     device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto (CUDA when there is one)."),
 ) -> None:
     """Serve the models over HTTP: UDPipe 2's REST API (GET /models, GET|POST /process), POST /parse (JSON, every
-    output format of parse), GET /health, and a page at / that draws the trees. Ctrl-C or SIGTERM stops taking
-    requests, finishes those in flight, and exits."""
+    output format of parse), GET /health, and a page at / that draws the trees. Requests are parsed in turns of
+    --batch-words, round-robin: a small request is not held up by a big one. Ctrl-C or SIGTERM stops taking
+    requests, finishes those in flight, and exits. Every bound of a request answers 413 naming the option that raises
+    it (docs/limits.md lists them all)."""
     with handle_errors():
-        check_options(
-            ("--port", port, PORT), ("--threads", threads, COUNT), ("--batch-words", batch_words, POSITIVE),
-            ("--batch-tokens", batch_tokens, POSITIVE), ("--batch-wait-ms", batch_wait_ms, WAIT_MS), ("--max-queue", max_queue, POSITIVE),
-            ("--max-bytes", max_bytes, POSITIVE), ("--timeout", timeout, TIMEOUT_S), ("--device", device, None),
+        bounded = (
+            ("--port", port, "port"), ("--threads", threads, "serve_threads"), ("--max-bytes", max_bytes, "max_bytes"),
+            ("--max-sentence-words", max_sentence_words, "max_sentence_words"), ("--max-sentences", max_sentences, "max_sentences"),
+            ("--max-words", max_words, "max_words"), ("--max-queue", max_queue, "max_queue"), ("--timeout", timeout, "timeout"),
+            ("--batch-words", batch_words, "batch_words"), ("--batch-tokens", batch_tokens, "batch_tokens"),
+            ("--batch-wait-ms", batch_wait_ms, "batch_wait_ms"), ("--max-connections", max_connections, "max_connections"),
+            ("--read-timeout", read_timeout, "read_timeout"), ("--idle-timeout", idle_timeout, "idle_timeout"),
         )
+        check_options(*((option, value, limit(name).allowed) for option, value, name in bounded), ("--device", device, None))
         missing = [m for m in SERVE_MODULES if importlib.util.find_spec(m) is None]
         if missing:
             raise OptionError(f"spandep serve needs {', '.join(missing)}: pip install 'spandep[serve]'")
-        from spandep.serve.server import limit_malloc_arenas, listen, make_server
+        from spandep.serve.memory import limit_malloc_arenas
+        from spandep.serve.server import connection_room, listen, make_server
         from spandep.serve.service import Service, ServiceSettings
 
+        if max_connections > connection_room():
+            raise OptionError(f"--max-connections {max_connections} leaves no room below the open-file limit: use at most {connection_room()}, or raise it (ulimit -n)")
         names = list(dict.fromkeys(n.strip() for n in (models or "").split(",") if n.strip()))
-        settings = ServiceSettings(batch_words, batch_tokens, batch_wait_ms, max_queue, max_bytes, timeout)
+        settings = ServiceSettings(
+            batch_words=batch_words, batch_tokens=batch_tokens, wait_ms=batch_wait_ms, max_queue=max_queue, max_bytes=max_bytes,
+            timeout_s=timeout, max_sentence_words=max_sentence_words, max_sentences=max_sentences, max_words=max_words,
+            read_timeout_s=read_timeout, idle_timeout_s=idle_timeout, max_connections=max_connections, host=host,
+            allow_hosts=_names(allow_host), allow_origins=_names(allow_origin), cors=cors,
+        )
         limit_malloc_arenas()  # before the models load and the threads start
         with listen(host, port) as sock:  # before the models load: a port in use is an error at once
             service = Service.load(names, settings, threads=threads or None, device=device)
@@ -60,4 +90,4 @@ def serve(
                 signal.signal(stop, lambda signum, frame: None)
             make_server(service).run(sockets=[sock])
         counters = service.batcher.counters
-        typer.echo(f"spandep serve: stopped after {counters.jobs} parse requests ({counters.sentences} sentences)", err=True)
+        typer.echo(f"spandep serve: stopped after {counters.jobs} requests ({counters.sentences} sentences parsed)", err=True)

@@ -1,12 +1,15 @@
-"""What the web service does, without HTTP: the loaded models, reading a request's data, batching the parse, and
-writing the result with the writers of ``spandep parse``.
+"""What the web service does, without HTTP: the loaded models, reading a request's data, parsing it on the worker,
+and writing the result with the writers of ``spandep parse``.
 
 A request's data is read by the readers of ``spandep parse`` (:class:`~spandep.data.conllu.InputBytes`: its bytes,
 read as a file holding them would be) and its result written by :func:`~spandep.data.writers.write_sentences`, so
-a response holds what ``spandep parse`` writes for that data and those options. Reading and writing run in
-threads of the event loop's pool; parsing runs on the :class:`~spandep.serve.batcher.Batcher`'s worker, batched
-with other clients' requests: a batch's sentences are sorted by length and parsed in groups of like length (the few
-sentences of a batch, unlike ``spandep parse``'s chunks of 512, would otherwise pad short ones to long ones).
+a response holds what ``spandep parse`` writes for that data and those options. Reading (tokenizing raw text is CPU
+work too) and parsing run on the :class:`~spandep.serve.batcher.Batcher`'s worker, a turn at a time, round-robin
+with other clients' requests and batched with them: a turn's sentences are sorted by length and parsed in groups of
+like length (the few sentences of a turn, unlike ``spandep parse``'s chunks of 512, would otherwise pad short ones
+to long ones). Writing runs in a thread of the event loop's pool. Every request is bounded (its data, words per
+sentence, sentences, words: 413 naming the option that raises the limit) and timed (504 after ``--timeout``, and
+its work stops at its next turn, as when its client disconnects).
 """
 
 from __future__ import annotations
@@ -14,27 +17,31 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from starlette.concurrency import run_in_threadpool
 
 from spandep.data.batching import length_groups
-from spandep.data.conllu import RAW_TEXT_FORMATS, InputBytes, read_input
+from spandep.data.conllu import FORMATS, RAW_TEXT_FORMATS, InputBytes, read_conllu, read_input
 from spandep.data.sentence import Sentence
 from spandep.data.writers import write_sentences
 from spandep.inference import InferenceOptions
 from spandep.serve.batcher import Batcher, QueueFull
+from spandep.serve.memory import TRIM_EVERY_S, trim
+from spandep.serve.naming import Names, aliases
 
 if TYPE_CHECKING:
     from collections.abc import Hashable
 
     from spandep.api import Pipeline
 
-__all__ = ["ParseRequest", "Service", "ServiceError", "ServiceSettings", "render"]
+__all__ = ["ClientGone", "ParseRequest", "Service", "ServiceError", "ServiceSettings", "render"]
 
 TAG_COLUMNS = ("upos", "xpos", "feats", "lemma")
 PARSE_COLUMNS = ("head", "deprel", "head_prob", "label_prob")
+BYTES_PER_WORD = 6  # a request's words, before it is read, for Retry-After: English prose has about 5 bytes a word and a space
 LENGTH_RATIO = 1.5  # a batch is parsed in groups of sentences of like length (docs/serve.md, "Batching")
 CREDIT = "spandep: dependency parsing as MRC-based span-span prediction (Gan et al., ACL 2022)"
 
@@ -50,23 +57,41 @@ class ServiceError(Exception):
         self.headers = headers or {}
 
 
+class ClientGone(Exception):
+    """The client disconnected while its request waited: its work was dropped, nobody is left to answer."""
+
+
 @dataclass(frozen=True)
 class ServiceSettings:
-    """``spandep serve``'s options: the limits of a request and of the queue, and how batches are made."""
+    """``spandep serve``'s options (each bounded in :mod:`spandep.limits` under its option's name): the limits of a
+    request, of the queue and of connections, how turns are made, and who may call (origins, host names)."""
 
-    batch_words: int = 4000  # the token budget of a batch of requests: words gathered from the queue
+    batch_words: int = 1000  # words (a sentence counts one more) the worker takes at a time: the most a request waits for another's
     batch_tokens: int = 1000  # padded words per batch of the model, as parse's --batch-tokens (see docs/serve.md)
-    wait_ms: float = 10.0  # how long a batch waits for more requests when the queue has none
-    max_queue: int = 256  # requests waiting for the model; one more gets 503
-    max_bytes: int = 200_000  # request body and data; more gets 413
-    timeout_s: float = 120.0  # from arrival to parsed; later gets 504
+    wait_ms: float = 10.0  # how long a turn waits for more requests when the queue has none of its model
+    max_queue: int = 256  # requests waiting for the worker; one more gets 503
+    max_bytes: int = 200_000  # a request's data; more gets 413
+    timeout_s: float = 120.0  # from arrival to parsed; later gets 504 (and the work stops)
+    max_sentence_words: int = 1000  # words in one sentence (UDPipe's limit); more gets 413
+    max_sentences: int = 10_000  # sentences in one request; more gets 413
+    max_words: int = 50_000  # words in one request; more gets 413
+    read_timeout_s: float = 30.0  # a connection sends a whole request (head and body) within this, or is closed
+    idle_timeout_s: float = 5.0  # a kept-alive connection may wait this long for its next request
+    max_connections: int = 512  # open connections; past it the oldest idle one is closed (else the new one)
+    host: str = "127.0.0.1"  # the address listened on (a loopback one: Host names are checked)
+    allow_hosts: tuple[str, ...] = ()  # Host names taken besides the loopback ones ("*": any)
+    allow_origins: tuple[str, ...] = ()  # Origins of other sites that may call ("*": any)
+    cors: bool = False  # send Access-Control-Allow-Origin: * (UDPipe's public service does), which allows any origin
 
 
 @dataclass(frozen=True)
 class ParseRequest:
     """One request: ``data`` (its bytes), the served ``model``'s name (``None``: the default), the input format of
     ``spandep parse``, the raw-text ``tokenizer`` (``model`` or ``rules``), the inference ``options``, and whether
-    to tag and to parse (UDPipe's ``tagger`` and ``parser``: a column not predicted is kept as the input had it)."""
+    to tag and to parse (UDPipe's ``tagger`` and ``parser``: a column not predicted is kept as the input had it);
+    ``retag``: blank the input's UPOS, XPOS, FEATS and LEMMA that the model has a head for before parsing, so it
+    predicts them afresh (UDPipe's ``tagger`` on ``/process``; a column the model cannot predict stays the user's;
+    ``spandep parse`` and ``/parse`` fill only what the input leaves blank)."""
 
     data: bytes
     model: str | None = None
@@ -75,6 +100,7 @@ class ParseRequest:
     options: InferenceOptions = InferenceOptions()
     tag: bool = True
     parse: bool = True
+    retag: bool = False
 
 
 def render(sentences: list[Sentence], fmt: str, confidence: bool = False) -> str:
@@ -90,17 +116,27 @@ def _kept(parsed: Sentence, given: Sentence, columns: tuple[str, ...]) -> Senten
     return replace(parsed, words=words, confidence=confidence)
 
 
-class Service:
-    """The served models by name (the first is the default) and the batcher that parses for them."""
+def _blank(sentence: Sentence, columns: tuple[str, ...]) -> Sentence:
+    blank = dict.fromkeys(columns, "_")
+    return replace(sentence, words=[replace(w, **blank) for w in sentence.words])
 
-    def __init__(self, models: dict[str, Pipeline], settings: ServiceSettings, notes: dict[str, str] | None = None) -> None:
+
+class Service:
+    """The served models by name (the first is the default), the names they answer to, and the batcher."""
+
+    def __init__(self, models: dict[str, Pipeline], settings: ServiceSettings) -> None:
+        from spandep.pipeline.catalogue import read_catalogue
+
         if not models:
             raise ValueError("a service needs at least one model")
         self.models = models
         self.default = next(iter(models))
         self.settings = settings
-        self.notes = notes or {}  # model name -> where it comes from (its treebank), for acknowledgements
+        shipped = read_catalogue()[1]
+        self.notes = {n: f"{shipped[n].treebank} ({shipped[n].language})" for n in models if n in shipped}  # for acknowledgements
+        self.names = Names({n: aliases(n, shipped.get(n)) for n in models})
         self.batcher = Batcher(self._parse_batch, settings.batch_words, settings.wait_ms / 1000, settings.max_queue)
+        self.trimmed = 0.0  # when the worker last handed free memory back (memory.trim)
 
     @classmethod
     def load(cls, names: list[str], settings: ServiceSettings, threads: int | None = None, device: str = "cpu") -> Service:
@@ -109,27 +145,27 @@ class Service:
         import spandep
         from spandep.pipeline.catalogue import read_catalogue
 
-        default, shipped = read_catalogue()
-        pipelines, notes = {}, {}
+        default = read_catalogue()[0]
+        pipelines = {}
         for name in names or [os.environ.get("SPANDEP_MODEL") or default]:
             pipelines[name] = spandep.load(name, device=device, threads=threads, batch_tokens=settings.batch_tokens)
-            if name in shipped:
-                notes[name] = f"{shipped[name].treebank} ({shipped[name].language})"
-        return cls(pipelines, settings, notes)
+        return cls(pipelines, settings)
 
     def start(self) -> None:
         self.batcher.start()
 
     def stop(self) -> None:
-        """Parse what is queued, then stop the worker (after the server has stopped taking requests)."""
+        """Finish what is queued, then stop the worker (after the server has stopped taking requests)."""
         self.batcher.stop()
 
     def model_name(self, name: str | None) -> str:
+        """The served model a request names (UDPipe's way: :mod:`spandep.serve.naming`); ``None`` or "": the default."""
         if name is None or name == "":
             return self.default
-        if name not in self.models:
+        found = self.names.resolve(name)
+        if found is None:
             raise ServiceError(400, f"unknown model {name!r}; this server has {', '.join(self.models)} (GET /models)")
-        return name
+        return found
 
     def components(self, name: str) -> list[str]:
         """What a model does, in UDPipe's words: every model tokenizes and parses; ``tagger`` when it has output
@@ -152,42 +188,81 @@ class Service:
         except ValueError as exc:
             raise ServiceError(400, str(exc)) from None
 
-    async def parse(self, request: ParseRequest) -> list[Sentence]:
-        """The request's sentences, read as ``spandep parse`` reads its input, then tagged and parsed in a batch."""
+    async def parse(self, request: ParseRequest, gone: Callable[[], Awaitable[None]] | None = None) -> list[Sentence]:
+        """The request's sentences, read as ``spandep parse`` reads its input, then tagged and parsed on the worker;
+        ``gone`` returns when the client disconnects (its work is then dropped: :class:`ClientGone`)."""
         name = self.model_name(request.model)
-        if len(request.data) > self.settings.max_bytes:
-            raise ServiceError(413, f"data of {len(request.data)} bytes; this server takes at most {self.settings.max_bytes} (--max-bytes): send it in parts")
+        self._check_size(request)
         try:
             self.models[name].model.settings(request.options)
         except ValueError as exc:
             raise ServiceError(400, f"model {name}: {exc}") from None
-        sentences = await run_in_threadpool(self._read, name, request)
-        if not sentences or not (request.tag or request.parse):
-            return sentences
+        given: list[Sentence] = []
+        key = (name, request.options) if request.tag or request.parse else None
         try:
-            future = self.batcher.submit((name, request.options), sentences)
+            future = self.batcher.submit(key, lambda: self._read(name, request, given), len(request.data) // BYTES_PER_WORD)
         except QueueFull as full:
             raise ServiceError(503, f"server busy: {self.batcher.max_queue} requests are waiting; retry after {full.retry_after} s",
                                {"Retry-After": str(full.retry_after)}) from None
-        try:
-            parsed = await asyncio.wait_for(asyncio.wrap_future(future), self.settings.timeout_s)
-        except asyncio.TimeoutError:
-            raise ServiceError(504, f"not parsed within {self.settings.timeout_s:g} s (--timeout): send less data per request") from None
-        if not request.tag:
-            parsed = [_kept(p, g, TAG_COLUMNS) for p, g in zip(parsed, sentences)]
-        if not request.parse:
-            parsed = [_kept(p, g, PARSE_COLUMNS) for p, g in zip(parsed, sentences)]
+        parsed = await self._wait(asyncio.wrap_future(future), gone)
+        if key is not None and not request.tag:
+            parsed = [_kept(p, g, TAG_COLUMNS) for p, g in zip(parsed, given)]
+        if key is not None and not request.parse:
+            parsed = [_kept(p, g, PARSE_COLUMNS) for p, g in zip(parsed, given)]
         return parsed
 
-    def _read(self, name: str, request: ParseRequest) -> list[Sentence]:
+    async def _wait(self, answer: asyncio.Future[list[Sentence]], gone: Callable[[], Awaitable[None]] | None) -> list[Sentence]:
+        """``answer``'s sentences within ``--timeout``: else 504, or :class:`ClientGone` when ``gone`` returns first;
+        either way the job is cancelled (the worker drops it at its next turn)."""
+        watch = asyncio.ensure_future(gone()) if gone is not None else None
+        try:
+            done, _ = await asyncio.wait([answer, *([watch] if watch else [])], timeout=self.settings.timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if watch is not None:
+                watch.cancel()
+        if answer in done:
+            return answer.result()
+        answer.cancel()
+        if watch is not None and watch in done:
+            raise ClientGone()
+        raise ServiceError(504, f"not parsed within {self.settings.timeout_s:g} s (--timeout): send less data per request, or raise --timeout")
+
+    def _check_size(self, request: ParseRequest) -> None:
+        """413 at once for what the bytes alone show: more than ``--max-bytes``; for raw text or tokens, more pieces
+        between spaces than ``--max-words`` (each is a word at least), or more lines than ``--max-sentences`` when
+        each line is a sentence."""
+        s, data = self.settings, request.data
+        if len(data) > s.max_bytes:
+            raise ServiceError(413, f"data of {len(data)} bytes; this server takes at most {s.max_bytes} (--max-bytes): send it in parts")
+        if request.input_format not in FORMATS and len(data.split()) > s.max_words:
+            raise ServiceError(413, f"more than {s.max_words} words in one request; this server takes at most {s.max_words} (--max-words): send it in parts")
+        if request.input_format in ("lines", "tokens") and sum(1 for line in data.splitlines() if line.strip()) > s.max_sentences:
+            raise ServiceError(413, f"more than {s.max_sentences} sentences in one request; this server takes at most {s.max_sentences} (--max-sentences): send it in parts")
+
+    def _read(self, name: str, request: ParseRequest, given: list[Sentence]) -> list[Sentence]:
+        """The request's sentences as read (into ``given``) and as they go to the model (tags blanked for UDPipe's
+        ``tagger``: ``retag``); 400 for a bad input, 413 past a limit. Runs on the worker."""
         from spandep.tokenization import RuleTokenizer
 
-        text = request.input_format in RAW_TEXT_FORMATS
-        tokenizer = (RuleTokenizer() if request.tokenizer == "rules" else self.models[name].tokenizer) if text else None
-        try:
-            return list(read_input(InputBytes("data", request.data), request.input_format, tokenizer))
+        s = self.settings
+        fmt = request.input_format
+        tokenizer = (RuleTokenizer() if request.tokenizer == "rules" else self.models[name].tokenizer) if fmt in RAW_TEXT_FORMATS else None
+        source = InputBytes("data", request.data)
+        words = 0
+        try:  # a CoNLL input's HEAD is read when the parser is off: it comes back as it was, with its DEPREL
+            for sentence in read_conllu(source, fmt, heads=not request.parse) if fmt in FORMATS else read_input(source, fmt, tokenizer):
+                words += len(sentence)
+                if len(sentence) > s.max_sentence_words:
+                    raise ServiceError(413, f"data:{sentence.line}: a sentence of {len(sentence)} words; this server takes at most {s.max_sentence_words} words per sentence (--max-sentence-words): split it")
+                if len(given) == s.max_sentences:
+                    raise ServiceError(413, f"more than {s.max_sentences} sentences in one request; this server takes at most {s.max_sentences} (--max-sentences): send it in parts")
+                if words > s.max_words:
+                    raise ServiceError(413, f"more than {s.max_words} words in one request; this server takes at most {s.max_words} (--max-words): send it in parts")
+                given.append(sentence)
         except ValueError as exc:  # InputFormatError: "data:LINE: reason"
             raise ServiceError(400, str(exc)) from None
+        predicted = tuple(c for c in TAG_COLUMNS if c in self.models[name].model.heads)
+        return [_blank(x, predicted) for x in given] if request.retag and predicted else given
 
     def _parse_batch(self, key: Hashable, sentences: list[Sentence]) -> list[Sentence]:
         from spandep.pipeline.predict import parse_stream
@@ -197,4 +272,7 @@ class Service:
         for group in length_groups([len(s) for s in sentences], LENGTH_RATIO):
             for i, s in zip(group, parse_stream(self.models[name].model, [sentences[i] for i in group], options, len(group))):
                 parsed[i] = s
+        if time.monotonic() - self.trimmed >= TRIM_EVERY_S:  # the turn's peak, and what earlier turns left, back
+            trim()
+            self.trimmed = time.monotonic()
         return parsed  # type: ignore[return-value]
