@@ -47,8 +47,8 @@ def assert_usage_error(result, message: str) -> None:
         (["train-tokenizer", "t", "--dev", "d", "-o", "o", "--seed", "-1"], "--seed must be an int in [0, 4294967295], not -1"),
         (["serve", "--port", "70000"], "--port must be an int in [0, 65535], not 70000"),
         (["serve", "--batch-wait-ms", "-1"], "--batch-wait-ms must be a finite number in [0, 10000], not -1.0"),
-        (["serve", "--max-queue", "0"], "--max-queue must be an int ≥ 1, not 0"),
-        (["serve", "--timeout", "0"], "--timeout must be a finite number in (0, 86400], not 0.0"),
+        (["serve", "--max-queue", "0"], "--max-queue must be an int in [1, 10000], not 0"),
+        (["serve", "--timeout", "0"], "--timeout must be a finite number in (0, 3600], not 0.0"),
     ],
 )
 def test_bad_numbers_are_one_line_usage_errors(tmp_path, args, message):

@@ -75,6 +75,7 @@ def parse(
 
         from spandep.inference import InferenceStats
         from spandep.pipeline.model_io import resolve_model
+        from spandep.pipeline.long import LONG_SENTENCE_WORDS
         from spandep.pipeline.predict import parse_stream
         from spandep.pipeline.workers import ParserFactory, parse_parallel
 
@@ -91,6 +92,11 @@ def parse(
             parsed = parse_stream(parser, sentences, options, PARSE_CHUNK, stats)
         with contextlib.closing(parsed):  # stopped midway (Ctrl-C, SIGTERM, an error): the workers are stopped too
             write_sentences(tqdm(parsed, desc="parsing", unit=" sent", disable=None), output, output_format, confidence)
+        if stats.windowed:
+            typer.echo(
+                f"note: {stats.windowed} sentence(s) of more than {LONG_SENTENCE_WORDS:,} words were parsed in overlapping windows "
+                "and merged into one tree each (less accurate than sentences split where they end: docs/design.md, \"Long sentences\")", err=True,
+            )
         if stats.too_long:
             typer.echo(
                 f"note: {stats.too_long} sentence(s) were too long for the span linker and were decoded without it "
