@@ -5,8 +5,8 @@ pool reading and writing requests, the worker, torch's) each keep the freed memo
 resident memory crept up by 134 MB in three minutes. With two arenas, as ``MALLOC_ARENA_MAX=2`` gives, it stayed
 within 8.5 % of its mean and the throughput did not drop (docs/serve.md, "Memory"). A big request still leaves its
 peak behind (freed memory glibc keeps for later), and a mixed load leaves peaks of its own: :func:`trim` hands it back
-to the system (``malloc_trim``). After every batch it cost a tenth of the throughput, so the worker trims after a turn
-at most every :data:`TRIM_EVERY_S` seconds (docs/serve.md, "Memory")."""
+to the system (``malloc_trim``). After every batch it cost a tenth of the throughput under load, so the worker trims
+after a turn when nothing else waits, else at most every :data:`TRIM_EVERY_S` seconds (docs/serve.md, "Memory")."""
 
 from __future__ import annotations
 

@@ -272,7 +272,7 @@ class Service:
         for group in length_groups([len(s) for s in sentences], LENGTH_RATIO):
             for i, s in zip(group, parse_stream(self.models[name].model, [sentences[i] for i in group], options, len(group))):
                 parsed[i] = s
-        if time.monotonic() - self.trimmed >= TRIM_EVERY_S:  # the turn's peak, and what earlier turns left, back
+        if not self.batcher.queued() or time.monotonic() - self.trimmed >= TRIM_EVERY_S:  # the turn's peak back, when idle or every 2 s
             trim()
             self.trimmed = time.monotonic()
         return parsed  # type: ignore[return-value]
