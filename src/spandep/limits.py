@@ -77,7 +77,6 @@ LIMITS: dict[str, Limit] = {
         Limit("idle_timeout", Range(0, 600, integer=False, open_low=True), "spandep serve --idle-timeout: seconds a kept-alive connection may wait between requests"),
         Limit("max_connections", Range(1, 100_000), "spandep serve --max-connections: open connections (below the open-file limit; past it the oldest idle one is closed)"),
         Limit("port", Range(0, 65535), "spandep serve --port (0: any free port)"),
-        Limit("serve_threads", Range(0, 256), "spandep serve --threads: torch CPU threads of the model (0: torch's default)"),
     )
 }
 

@@ -32,7 +32,7 @@ def serve(
     ),
     host: str = typer.Option("127.0.0.1", help="Address to listen on (0.0.0.0: every interface; on a loopback address the Host header is checked)."),
     port: int = typer.Option(8000, help="Port to listen on (0: any free port, printed at start). " + _allowed("port")),
-    threads: int = typer.Option(0, help="Torch CPU threads of the model (0: torch's default). " + _allowed("serve_threads")),
+    threads: int = typer.Option(0, help="Torch CPU threads of the model (0: torch's default). " + _allowed("threads")),
     max_bytes: int = typer.Option(200_000, help="Largest data of a request, in bytes (UTF-8); more is 413. " + _allowed("max_bytes")),
     max_sentence_words: int = typer.Option(1000, help="Words in one sentence (memory grows with its square); more is 413. " + _allowed("max_sentence_words")),
     max_sentences: int = typer.Option(10_000, help="Sentences in one request; more is 413. " + _allowed("max_sentences")),
@@ -57,7 +57,7 @@ def serve(
     it (docs/limits.md lists them all)."""
     with handle_errors():
         bounded = (
-            ("--port", port, "port"), ("--threads", threads, "serve_threads"), ("--max-bytes", max_bytes, "max_bytes"),
+            ("--port", port, "port"), ("--threads", threads, "threads"), ("--max-bytes", max_bytes, "max_bytes"),
             ("--max-sentence-words", max_sentence_words, "max_sentence_words"), ("--max-sentences", max_sentences, "max_sentences"),
             ("--max-words", max_words, "max_words"), ("--max-queue", max_queue, "max_queue"), ("--timeout", timeout, "timeout"),
             ("--batch-words", batch_words, "batch_words"), ("--batch-tokens", batch_tokens, "batch_tokens"),
