@@ -34,7 +34,7 @@ def serve(
     port: int = typer.Option(8000, help="Port to listen on (0: any free port, printed at start). " + _allowed("port")),
     threads: int = typer.Option(0, help="Torch CPU threads of the model (0: torch's default). " + _allowed("threads")),
     max_bytes: int = typer.Option(200_000, help="Largest data of a request, in bytes (UTF-8); more is 413. " + _allowed("max_bytes")),
-    max_sentence_words: int = typer.Option(1000, help="Words in one sentence (memory grows with its square); more is 413. " + _allowed("max_sentence_words")),
+    max_sentence_words: int = typer.Option(1000, help="Words in one sentence (up to 1,000 memory grows with its square, past it a sentence is parsed in windows: docs/design.md); more is 413. " + _allowed("max_sentence_words")),
     max_sentences: int = typer.Option(10_000, help="Sentences in one request; more is 413. " + _allowed("max_sentences")),
     max_words: int = typer.Option(50_000, help="Words in one request; more is 413. " + _allowed("max_words")),
     max_queue: int = typer.Option(256, help="Requests that may wait for the worker; one more is 503 with Retry-After. " + _allowed("max_queue")),
