@@ -257,10 +257,12 @@ def test_a_port_in_use_and_a_missing_model_are_one_line_errors():
     assert result.exit_code == 3 and "Traceback" not in result.output
 
 
-def test_the_server_limits_malloc_arenas_unless_the_environment_says(monkeypatch):
-    from spandep.serve.memory import limit_malloc_arenas
+def test_the_server_sets_malloc_options_unless_the_environment_says(monkeypatch):
+    from spandep.serve.memory import MALLOC_OPTIONS, set_malloc_options
 
+    glibc = platform.libc_ver()[0] == "glibc"
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
-    assert limit_malloc_arenas() is False  # the user's setting stands
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    assert set_malloc_options() == (["MALLOC_MMAP_THRESHOLD_"] if glibc else [])  # the user's arena setting stands
     monkeypatch.delenv("MALLOC_ARENA_MAX")
-    assert limit_malloc_arenas() is (platform.libc_ver()[0] == "glibc")
+    assert set_malloc_options() == (list(MALLOC_OPTIONS) if glibc else [])
