@@ -197,8 +197,9 @@ def test_a_stop_ends_the_parse_midway_and_removes_the_partial_output(model, tmp_
     assert proc.poll() is None, proc.stderr.read().decode()
     os.killpg(proc.pid, sig) if sig == signal.SIGINT else proc.send_signal(sig)
     deadline = time.monotonic() + STUCK
-    assert proc.wait(STUCK) == code
-    assert proc.stderr.read() == b"" and temporaries(out.parent) == [] and not out.exists()
+    status = proc.wait(STUCK)
+    assert (status, proc.stderr.read()) == (code, b"")  # both shown when it fails
+    assert temporaries(out.parent) == [] and not out.exists()
     while running_in_session(proc.pid) and time.monotonic() < deadline:  # multiprocessing's resource tracker ends
         time.sleep(0.1)  # a moment after the process, once its pipe closes
     assert running_in_session(proc.pid) == []  # no worker left running
