@@ -37,7 +37,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks.suite.record import git, machine
+from benchmarks.suite.record import git, machine, portable_path
 from spandep.data.output import write_blocks
 
 HOST = "127.0.0.1"  # loopback only
@@ -331,9 +331,10 @@ def main() -> None:
     memory = memory_summary(run["memory"])
     burst = run["burst"]
     result = {
-        "command": " ".join([Path(sys.executable).name, "-m", "benchmarks.scripts.serve_load", *sys.argv[1:]]),
+        "command": " ".join([Path(sys.executable).name, "-m", "benchmarks.scripts.serve_load",
+                             *(portable_path(a) if a == args.data else a for a in sys.argv[1:])]),
         "commit": git("rev-parse", "HEAD"), "date": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine(),
-        "load_average_at_end": os.getloadavg(), "data": args.data, "sentences": len(inputs), "words": words,
+        "load_average_at_end": os.getloadavg(), "data": portable_path(args.data), "sentences": len(inputs), "words": words,
         "settings": {k: v for k, v in vars(args).items() if k not in ("data", "out")},
         "spandep_parse": {"before": before, "after": after, "words_per_s_mean": cli,
                           "sentences_that_differ_default_vs_same_batch_tokens": sum(a != b for a, b in zip(default, expected))},

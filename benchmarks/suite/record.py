@@ -88,6 +88,13 @@ def git(*args: str) -> str:
         return ""
 
 
+def portable_path(path: str | Path) -> str:
+    """``path`` as a result file records it: a file beside the repository (``../shared/data/...``) relative to the
+    repository's root, so that no clone's own absolute path is written; any other path as given."""
+    absolute = Path(path).resolve()
+    return os.path.relpath(absolute, REPO) if absolute.is_relative_to(REPO.parent) else str(path)
+
+
 def checkout() -> dict[str, Any]:
     """The result's ``git_commit`` and ``git_dirty`` (tracked files changed). In a copy of the working tree without
     ``.git`` (a lent GPU machine) the commit is the one named by the environment variable SPANDEP_COMMIT, else None,
