@@ -17,13 +17,12 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spandep.checks import Range
 from spandep.data.conllu import RAW_TEXT_FORMATS, check_text, read_input, read_raw_text, token_sentence
 from spandep.data.sentence import Sentence
 from spandep.document import Doc
 from spandep.errors import InputFormatError
 from spandep.inference import InferenceOptions
-from spandep.limits import limit
+from spandep.limits import check_counts
 
 if TYPE_CHECKING:
     from spandep.models.base import Parser
@@ -34,13 +33,6 @@ __all__ = ["Doc", "Item", "Pipeline", "load"]
 
 Item = str | Sequence[str] | Sentence  # raw text, one pre-tokenised sentence, or a read sentence
 PIPE_BATCH = 256  # items per batch of nlp.pipe
-
-
-def _check_count(name: str, value: object, bound: str) -> None:
-    """A ``ValueError`` unless ``value`` is an int from 1 to the high end of the limit ``bound`` (docs/limits.md)."""
-    problem = Range(1, limit(bound).high).problem(name, value)
-    if problem:
-        raise ValueError(problem)
 
 
 class Pipeline:
@@ -105,8 +97,7 @@ class Pipeline:
         flight; the output is the same): the script must then call ``pipe`` under ``if __name__ == "__main__":``."""
         if isinstance(items, str) or not isinstance(items, Iterable):
             raise TypeError("pipe takes an iterable of items (texts, token lists, Sentences); for one text call nlp(text)")
-        _check_count("batch_size", batch_size, "pipe_batch")
-        _check_count("n_process", n_process, "workers")
+        check_counts(("batch_size", batch_size, "pipe_batch"), ("n_process", n_process, "workers"))
         if n_process > 1 and self.factory is None:
             raise ValueError("n_process > 1 needs a pipeline made by spandep.load(), which knows how to load the model again")
         return self._pipe(iter(items), batch_size, n_process)
@@ -200,7 +191,7 @@ def load(
     from spandep.tokenization import tokenizer_for
 
     if threads is not None:
-        _check_count("threads", threads, "threads")
+        check_counts(("threads", threads, "threads"))
     if not isinstance(device, str):
         raise TypeError(f"device must be a str such as 'cpu', 'cuda', 'cuda:1' or 'auto', not {device!r}")
     choice = resolve_model(path)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from spandep.checks import Range
 
-__all__ = ["LIMITS", "Limit", "limit"]
+__all__ = ["LIMITS", "Limit", "check_counts", "limit"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,12 @@ class Limit:
     @property
     def high(self) -> float:
         return self.allowed.high
+
+    @property
+    def from_one(self) -> Range:
+        """The allowed ints from 1 up: for a count whose 0 (torch's default threads on the command line) is no
+        value where it is given (the Python API, Ray, the tokenizer's training)."""
+        return Range(1, self.high)
 
     def problem(self, value: object, label: str | None = None) -> str | None:
         """"LABEL must be an int in [1, 64], not 1000000000" (``label`` defaults to the name), or ``None``."""
@@ -84,3 +90,12 @@ LIMITS: dict[str, Limit] = {
 def limit(name: str) -> Limit:
     """The limit called ``name`` (a ``KeyError`` for a name not in :data:`LIMITS`: a bug)."""
     return LIMITS[name]
+
+
+def check_counts(*counts: tuple[str, object, str]) -> None:
+    """A ``ValueError`` for the first ``(name, value, limit name)`` whose value is not an int from 1 to the high end
+    of that limit (:attr:`Limit.from_one`): the counts of the Python API and the integrations."""
+    for name, value, bound in counts:
+        problem = limit(bound).from_one.problem(name, value)
+        if problem:
+            raise ValueError(problem)

@@ -10,6 +10,7 @@ import typer
 
 from spandep.checks import Range
 from spandep.cli.common import bound, check_input, check_options, handle_errors
+from spandep.limits import limit
 
 
 def train_tokenizer(
@@ -42,7 +43,7 @@ def train_tokenizer(
             ("--embedding", embedding, bound("tokenizer_size")), ("--hidden", hidden, bound("tokenizer_size")),
             ("--layers", layers, bound("tokenizer_layers")), ("--window", window, bound("tokenizer_window")),
             ("--batch-size", batch_size, bound("tokenizer_batch")), ("--lr-decay-patience", lr_decay_patience, bound("lr_decay_patience")),
-            ("--threads", threads, Range(1, bound("threads").high)), ("--dropout", dropout, Range(0, 1, integer=False, open_high=True)),
+            ("--threads", threads, limit("threads").from_one), ("--dropout", dropout, Range(0, 1, integer=False, open_high=True)),
             ("--lr", lr, bound("tokenizer_lr")), ("--seed", seed, bound("seed")),
         )
         check_input(train, stdin=False)

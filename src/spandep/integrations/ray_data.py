@@ -23,10 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spandep.checks import Range
 from spandep.data.conllu import token_sentence
 from spandep.inference import InferenceOptions
-from spandep.limits import limit
+from spandep.limits import check_counts
 from spandep.pipeline.workers import ParserFactory
 
 if TYPE_CHECKING:
@@ -84,10 +83,7 @@ def parse_dataset(
     ``map_batches`` call; ``options``: how to parse (decoder, k, batch size, the treebank of a multi-treebank model,
     ...; ``None``: the model's settings, and a shipped name's treebank). Lazy, like every Ray Data transform.
     """
-    for name, value, bound in (("actors", actors, "ray_actors"), ("batch_size", batch_size, "pipe_batch"), ("threads", threads, "threads")):
-        problem = Range(1, limit(bound).high).problem(name, value)
-        if problem:
-            raise ValueError(problem)
+    check_counts(("actors", actors, "ray_actors"), ("batch_size", batch_size, "pipe_batch"), ("threads", threads, "threads"))
     import ray.data
 
     from spandep.pipeline.model_io import resolve_model
