@@ -10,16 +10,15 @@ from typing import Optional
 
 import typer
 
-from spandep.cli.common import check_options, handle_errors
+from spandep.cli.common import bound, check_options, handle_errors
 from spandep.errors import OptionError
-from spandep.limits import limit
 
 SERVE_MODULES = ("fastapi", "uvicorn", "multipart")  # the serve extra
 
 
 def _allowed(name: str) -> str:
     """The bound of an option, for its help: "Allowed: an int in [1, 64]." (spandep.limits)."""
-    return f"Allowed: {limit(name).allowed}."
+    return f"Allowed: {bound(name)}."
 
 
 def _names(values: Optional[list[str]]) -> tuple[str, ...]:
@@ -64,7 +63,7 @@ def serve(
             ("--batch-wait-ms", batch_wait_ms, "batch_wait_ms"), ("--max-connections", max_connections, "max_connections"),
             ("--read-timeout", read_timeout, "read_timeout"), ("--idle-timeout", idle_timeout, "idle_timeout"),
         )
-        check_options(*((option, value, limit(name).allowed) for option, value, name in bounded), ("--device", device, None))
+        check_options(*((option, value, bound(name)) for option, value, name in bounded), ("--device", device, None))
         missing = [m for m in SERVE_MODULES if importlib.util.find_spec(m) is None]
         if missing:
             raise OptionError(f"spandep serve needs {', '.join(missing)}: pip install 'spandep[serve]'")

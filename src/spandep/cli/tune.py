@@ -15,7 +15,6 @@ from spandep.cli.common import (
     BATCH_TOKENS, DEVICE, THREADS, bound, check_input, check_model_options, check_options, handle_errors,
 )
 from spandep.errors import OptionError
-from spandep.limits import limit
 
 
 def tune(
@@ -61,10 +60,10 @@ def tune(
             return values
 
         grid = (
-            numbers(ks, limit("k").allowed, "--ks"), numbers(lams, limit("lam").allowed, "--lams"),
-            numbers(arc_weights, limit("arc_weight").allowed, "--arc-weights"),
+            numbers(ks, bound("k"), "--ks"), numbers(lams, bound("lam"), "--lams"),
+            numbers(arc_weights, bound("arc_weight"), "--arc-weights"),
         )
-        check_options(("--batch-tokens", batch_tokens, limit("batch_tokens").allowed), ("--threads", threads, bound("threads")), ("--device", device, None))
+        check_options(("--batch-tokens", batch_tokens, bound("batch_tokens")), ("--threads", threads, bound("threads")), ("--device", device, None))
         if within is not None:
             check_options(("--within", within, bound("within")))
         check_input(dev)
