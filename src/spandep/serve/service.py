@@ -116,6 +116,11 @@ def _kept(parsed: Sentence, given: Sentence, columns: tuple[str, ...]) -> Senten
     return replace(parsed, words=words, confidence=confidence)
 
 
+def _too_many(what: str, most: int, option: str) -> ServiceError:
+    """The 413 of a request with more ``what`` (sentences, words) than ``most``, naming the ``option`` that raises it."""
+    return ServiceError(413, f"more than {most} {what} in one request; this server takes at most {most} ({option}): send it in parts")
+
+
 def _blank(sentence: Sentence, columns: tuple[str, ...]) -> Sentence:
     blank = dict.fromkeys(columns, "_")
     return replace(sentence, words=[replace(w, **blank) for w in sentence.words])
@@ -235,9 +240,9 @@ class Service:
         if len(data) > s.max_bytes:
             raise ServiceError(413, f"data of {len(data)} bytes; this server takes at most {s.max_bytes} (--max-bytes): send it in parts")
         if request.input_format not in FORMATS and len(data.split()) > s.max_words:
-            raise ServiceError(413, f"more than {s.max_words} words in one request; this server takes at most {s.max_words} (--max-words): send it in parts")
+            raise _too_many("words", s.max_words, "--max-words")
         if request.input_format in ("lines", "tokens") and sum(1 for line in data.splitlines() if line.strip()) > s.max_sentences:
-            raise ServiceError(413, f"more than {s.max_sentences} sentences in one request; this server takes at most {s.max_sentences} (--max-sentences): send it in parts")
+            raise _too_many("sentences", s.max_sentences, "--max-sentences")
 
     def _read(self, name: str, request: ParseRequest, given: list[Sentence]) -> list[Sentence]:
         """The request's sentences as read (into ``given``) and as they go to the model (tags blanked for UDPipe's
@@ -255,9 +260,9 @@ class Service:
                 if len(sentence) > s.max_sentence_words:
                     raise ServiceError(413, f"data:{sentence.line}: a sentence of {len(sentence)} words; this server takes at most {s.max_sentence_words} words per sentence (--max-sentence-words): split it")
                 if len(given) == s.max_sentences:
-                    raise ServiceError(413, f"more than {s.max_sentences} sentences in one request; this server takes at most {s.max_sentences} (--max-sentences): send it in parts")
+                    raise _too_many("sentences", s.max_sentences, "--max-sentences")
                 if words > s.max_words:
-                    raise ServiceError(413, f"more than {s.max_words} words in one request; this server takes at most {s.max_words} (--max-words): send it in parts")
+                    raise _too_many("words", s.max_words, "--max-words")
                 given.append(sentence)
         except ValueError as exc:  # InputFormatError: "data:LINE: reason"
             raise ServiceError(400, str(exc)) from None
