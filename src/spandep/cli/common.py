@@ -21,13 +21,9 @@ if TYPE_CHECKING:
     from spandep.tokenization.text import Tokenizer
 
 __all__ = [
-    "BATCH_TOKENS", "COUNT", "DEVICE", "POSITIVE", "THREADS", "bound", "check_input", "check_model_options", "check_one_treebank", "check_options",
+    "BATCH_TOKENS", "DEVICE", "THREADS", "bound", "check_input", "check_model_options", "check_one_treebank", "check_options",
     "error_message", "handle_errors", "inference_options", "text_tokenizer",
 ]
-
-
-COUNT = Range(0)  # an int ≥ 0 (threads: 0 is torch's default)
-POSITIVE = Range(1)  # an int ≥ 1
 
 # options shared by the commands that run a model over a dev file (tune, calibrate)
 BATCH_TOKENS = typer.Option(4000, help="Words per batch.")

@@ -38,7 +38,6 @@ from spandep.cli.train_tokenizer import train_tokenizer
 from spandep.cli.tune import tune
 
 
-
 class OneLineErrors(TyperGroup):
     """The ``spandep`` group: click's usage errors as one line naming the command's ``--help``; an exit code
     returned by a command (``typer.Exit``, Ctrl-C's 130) as the process's status."""
