@@ -8,20 +8,24 @@ as ``parse_stream`` parses a chunk of the same size, so the output equals a sing
 
 Spawned workers import the caller's main module again: a script that parses with workers must do it under
 ``if __name__ == "__main__":``. A worker that cannot load the model (a bad path) makes the next result raise its
-error (e.g. :class:`~spandep.errors.ModelError`) in the caller, and the pool is stopped, instead of being
-restarted over and over.
+error (e.g. :class:`~spandep.errors.ModelError`) in the caller, and the workers are stopped; a worker that dies
+(killed for memory) is an error naming its status, not a wait. Each worker has pipes of its own: stopping them
+midway (Ctrl-C, SIGTERM, an error) kills them at once and can never wait on a lock one of them held.
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
+import pickle
+import queue
 import signal
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
+from multiprocessing.connection import Connection
 from typing import Any
 
 from spandep.data.sentence import Sentence
@@ -59,44 +63,114 @@ class ParserFactory:
         return parsed, stats
 
 
-_worker: tuple[ParserFactory, Any] | Exception | None = None  # this process's factory and model, or why loading failed
+def _serve(factory: ParserFactory, tasks: Connection, results: Connection) -> None:
+    """One worker: load the model, then parse each chunk received on ``tasks`` and send ``(True, (parsed, stats))``
+    or ``(False, error)`` on ``results``, until ``tasks`` ends. A thread receives the chunks, so that the caller's
+    sends never wait on this worker's own send of a result (no deadlock on large chunks)."""
+    inbox: queue.SimpleQueue[list[Sentence] | None] = queue.SimpleQueue()
 
+    def receive() -> None:
+        while True:
+            try:
+                chunk = tasks.recv()
+            except (EOFError, OSError):
+                chunk = None
+            inbox.put(chunk)
+            if chunk is None:
+                return
 
-def _init(factory: ParserFactory) -> None:
-    global _worker
+    threading.Thread(target=receive, daemon=True).start()
     try:
-        _worker = (factory, factory.load())
-    except Exception as exc:  # an initializer that raises makes the pool start a new worker, forever: report it instead
-        _worker = exc
+        model, failure = factory.load(), None
+    except Exception as exc:  # reported with each chunk, so that the caller raises it at its first result
+        model, failure = None, exc
+    while (chunk := inbox.get()) is not None:
+        try:
+            if failure is not None:
+                raise failure
+            reply: tuple[bool, Any] = (True, factory.parse_chunk(model, chunk))
+        except Exception as exc:
+            reply = (False, exc)
+        try:
+            results.send(reply)
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:  # an error that does not pickle: its text
+            results.send((False, RuntimeError(f"{reply[1]!r} (sent as text: {exc})")))
 
 
-def _parse(chunk: list[Sentence]) -> tuple[list[Sentence], InferenceStats]:
-    assert _worker is not None, "worker not initialised"
-    if isinstance(_worker, Exception):
-        raise _worker
-    factory, model = _worker
-    return factory.parse_chunk(model, chunk)
+class _Workers:
+    """``count`` spawned worker processes, each with a pipe of its own for chunks and one for results: nothing is
+    shared between them, so stopping (killing the processes) can never wait on a lock a worker held."""
+
+    def __init__(self, factory: ParserFactory, count: int) -> None:
+        ctx = mp.get_context("spawn")
+        self.processes: list[Any] = []
+        self.tasks: list[Connection] = []
+        self.results: list[Connection] = []
+        try:
+            for _ in range(count):
+                task_out, task_in = ctx.Pipe(duplex=False)
+                result_out, result_in = ctx.Pipe(duplex=False)
+                process = ctx.Process(target=_serve, args=(factory, task_out, result_in), daemon=True)
+                with _sigint_ignored():  # Ctrl-C stops the caller, whose leaving stops the workers: they ignore it
+                    process.start()
+                task_out.close()  # the worker's ends: closed here, so that a worker's end is seen as end of file
+                result_in.close()
+                self.processes.append(process)
+                self.tasks.append(task_in)
+                self.results.append(result_out)
+        except BaseException:
+            self.stop()
+            raise
+
+    def send(self, worker: int, chunk: list[Sentence]) -> None:
+        self.tasks[worker].send(chunk)
+
+    def receive(self, worker: int) -> tuple[list[Sentence], InferenceStats]:
+        """The next result of ``worker``; its error raised here; a worker that died is an error naming its status."""
+        try:
+            ok, value = self.results[worker].recv()
+        except (EOFError, OSError):
+            process = self.processes[worker]
+            process.join()
+            raise RuntimeError(f"a parsing worker (pid {process.pid}) ended with status {process.exitcode}") from None
+        if not ok:
+            raise value
+        return value
+
+    def stop(self) -> None:
+        """Kill every worker and wait for it (at once: their work is either done or no longer wanted)."""
+        for process in self.processes:
+            if process.exitcode is None:
+                process.kill()
+        for process in self.processes:
+            process.join()
+        for conn in self.tasks + self.results:
+            conn.close()
 
 
 def parse_chunks(
     factory: ParserFactory, chunks: Iterable[list[Sentence]], workers: int = 2
 ) -> Iterator[tuple[list[Sentence], InferenceStats]]:
-    """Parse each chunk in one of ``workers`` spawned processes, yielding the parsed chunks and their counters in
-    input order; the first error of a worker (loading the model included) is raised here and stops the pool."""
+    """Parse each chunk in one of ``workers`` spawned processes (in turn, two chunks in flight each), yielding the
+    parsed chunks and their counters in input order; the first error of a worker (loading the model included) is
+    raised here and stops the workers, as does leaving early (an error, Ctrl-C, ``close()``)."""
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive int, not {workers!r}")
     it = iter(chunks)
-    ctx = mp.get_context("spawn")
-    with _sigint_ignored():  # Ctrl-C stops the caller, whose leaving stops the workers: they ignore it themselves
-        pool = ctx.Pool(workers, initializer=_init, initargs=(factory,))
-    with pool:  # leaving terminates the workers
-        pending: deque[Any] = deque()
+    pool = _Workers(factory, workers)
+    try:
+        pending: deque[int] = deque()  # the worker of each chunk in flight, in input order
+        sent = 0
         while True:
             while len(pending) < 2 * workers and (chunk := next(it, None)) is not None:
-                pending.append(pool.apply_async(_parse, (chunk,)))
+                pool.send(sent % workers, chunk)
+                pending.append(sent % workers)
+                sent += 1
             if not pending:
                 break
-            yield pending.popleft().get()
+            yield pool.receive(pending.popleft())
+    finally:
+        pool.stop()
 
 
 @contextlib.contextmanager
