@@ -118,3 +118,22 @@ def test_workers_that_cannot_load_the_model_stop_the_pool(tmp_path, nlp):
     lines = result.stdout.splitlines()
     assert len(lines) == 2 and all("no-model: not a spandep model folder (no config.json)" in line for line in lines)
     assert [line.split(":")[0] for line in lines] == ["parse_parallel", "pipe"]
+
+
+def test_a_worker_that_dies_is_an_error_naming_its_status_not_a_wait(tiny_models):
+    """A worker killed midway (as the kernel kills one for memory): the caller gets one error with the exit status,
+    and the other worker is stopped; nothing waits forever."""
+    import signal
+
+    from spandep.data.sentence import Sentence
+    from spandep.pipeline.workers import ParserFactory, parse_chunks
+
+    chunks = ([Sentence.from_tokens(["I", "saw", "her", "."])] * 50 for _ in range(200))
+    parsed = parse_chunks(ParserFactory(str(tiny_models["biaffine"]), threads=1), chunks, workers=2)
+    next(parsed)  # both workers started and the model loaded
+    workers = parsed.gi_frame.f_locals["pool"].processes
+    victim = workers[1]
+    victim.kill()
+    with pytest.raises(RuntimeError, match=rf"a parsing worker \(pid {victim.pid}\) ended with status -{int(signal.SIGKILL)}"):
+        list(parsed)
+    assert [worker.exitcode is not None for worker in workers] == [True, True]  # the other one was stopped too
