@@ -12,13 +12,12 @@ from spandep.data.conllu import (
     check_trees,
     format_sentence,
     read_conllu,
-    read_input,
-    read_raw_text,
     read_tokens,
     write_conllu,
 )
 from spandep.data.sentence import Sentence, Token
 from spandep.errors import InputFormatError, ModelError, OutputError, SpandepError
+from spandep.tokenization.inputs import read_input, read_raw_text
 
 FIXTURE = Path(__file__).parent / "fixtures" / "en_ewt_excerpt.conllu"
 EWT_DIR = Path("/work/shared/data/en_ewt")

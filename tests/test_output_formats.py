@@ -12,9 +12,10 @@ from conftest import DEV
 from typer.testing import CliRunner
 
 from spandep.cli.main import app
-from spandep.data.conllu import read_conllu, read_input
+from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.data.writers import displacy_parse, sentence_record, tree_svg, write_sentences
+from spandep.tokenization.inputs import read_input
 
 runner = CliRunner()
 SVG = "{http://www.w3.org/2000/svg}svg"

@@ -30,7 +30,8 @@ from pathlib import Path
 import torch
 
 from benchmarks.suite.systems import DATA, REPO
-from spandep.data.conllu import read_conllu, read_raw_text
+from spandep.data.conllu import read_conllu
+from spandep.tokenization.inputs import read_raw_text
 from spandep.data.sentence import Sentence
 from spandep.tokenization import RuleTokenizer
 from spandep.tokenization.corpus import lossless_problems, raw_text, read_paragraphs

@@ -17,12 +17,13 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spandep.data.conllu import RAW_TEXT_FORMATS, check_text, read_input, read_raw_text, token_sentence
+from spandep.data.conllu import check_text, token_sentence
 from spandep.data.sentence import Sentence
 from spandep.document import Doc
 from spandep.errors import InputFormatError
 from spandep.inference import InferenceOptions
 from spandep.limits import check_counts
+from spandep.tokenization.inputs import RAW_TEXT_FORMATS, read_input, read_raw_text
 
 if TYPE_CHECKING:
     from spandep.models.base import Parser
@@ -154,7 +155,7 @@ class Pipeline:
 
     def parse_sentences(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
         """Parse :class:`~spandep.data.sentence.Sentence` objects lazily, in order: each comes back with HEAD and
-        DEPREL set and every other column kept (e.g. from ``spandep.data.conllu.read_input``)."""
+        DEPREL set and every other column kept (e.g. from ``spandep.tokenization.inputs.read_input``)."""
         from spandep.pipeline.predict import parse_stream
 
         return parse_stream(self.model, sentences, self.options)

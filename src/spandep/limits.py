@@ -83,6 +83,8 @@ LIMITS: dict[str, Limit] = {
         Limit("idle_timeout", Range(0, 600, integer=False, open_low=True), "spandep serve --idle-timeout: seconds a kept-alive connection may wait between requests"),
         Limit("max_connections", Range(1, 100_000), "spandep serve --max-connections: open connections (below the open-file limit; past it the oldest idle one is closed)"),
         Limit("port", Range(0, 65535), "spandep serve --port (0: any free port)"),
+        # compressed input (gzip, xz, bzip2: data/compression.py), wherever a file or request is read
+        Limit("compressed_ratio", Range(1, 1000), "compressed input: decompressed bytes per compressed byte, checked once 1 MiB is out (UD treebanks: 5 to 15; a decompression bomb: thousands)"),
     )
 }
 

@@ -12,7 +12,7 @@ import typer
 from tqdm import tqdm
 
 from spandep.cli.common import bound, check_input, check_model_options, check_options, handle_errors, inference_options, text_tokenizer
-from spandep.data.conllu import INPUT_FORMATS, RAW_TEXT_FORMATS, check_input_data, read_input
+from spandep.tokenization.inputs import INPUT_FORMATS, RAW_TEXT_FORMATS, check_input_data, read_input
 from spandep.data.output import check_writable
 from spandep.data.writers import OUTPUT_FORMATS, write_sentences
 from spandep.errors import OptionError

@@ -1,4 +1,5 @@
-"""Readers and writers: CoNLL-U / CoNLL-X, pre-tokenised text and raw text.
+"""Readers and writers: CoNLL-U / CoNLL-X and pre-tokenised text (raw text, which needs a tokenizer, is read by
+:mod:`spandep.tokenization.inputs`).
 
 ``read_conllu`` streams a file line by line (constant memory) and checks every line; it keeps comments,
 multiword-token lines (``3-4``) and empty nodes (``5.1``) raw so that ``write_conllu`` gives the file back
@@ -13,34 +14,25 @@ through :func:`spandep.data.output.write_blocks`: a file atomically, a device, F
 from __future__ import annotations
 
 import re
-from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from spandep.data.output import write_blocks
-from spandep.data.reading import InputBytes, Source, check_text, decoded_lines, source_name, text_pieces
+from spandep.data.reading import InputBytes, Source, check_text, decoded_lines, source_name
 from spandep.data.sentence import Sentence, Token
 from spandep.errors import InputFormatError
 from spandep.limits import limit
 
-if TYPE_CHECKING:
-    from spandep.tokenization.text import Tokenizer
-
 __all__ = [
-    "INPUT_FORMATS",
     "InputBytes",
-    "RAW_TEXT_FORMATS",
     "read_conllu",
     "check_trees",
     "format_sentence",
     "write_conllu",
     "read_tokens",
-    "read_raw_text",
     "check_text",
-    "read_input",
     "check_form",
-    "check_input_data",
     "source_name",
     "token_sentence",
     "too_many_words",
@@ -49,8 +41,6 @@ __all__ = [
 CONLLU_COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")
 CONLLX_COLUMNS = ("ID", "FORM", "LEMMA", "CPOSTAG", "POSTAG", "FEATS", "HEAD", "DEPREL", "PHEAD", "PDEPREL")
 FORMATS = ("conllu", "conllx")
-INPUT_FORMATS = ("conllu", "conllx", "tokens", "text", "lines")
-RAW_TEXT_FORMATS = ("text", "lines")  # raw text for a tokenizer: split into sentences, or a sentence a line
 
 _RANGE_ID = re.compile(r"[1-9][0-9]*-[1-9][0-9]*\Z")
 _EMPTY_ID = re.compile(r"[0-9]+\.[1-9][0-9]*\Z")
@@ -270,53 +260,6 @@ def read_tokens(path: Source) -> Iterator[Sentence]:
         for form in forms:
             check_form(form, source, lineno)
         yield Sentence.from_tokens(forms, source=source, line=lineno)
-
-
-def read_raw_text(path: Source) -> str:
-    """The whole of ``path`` decoded as UTF-8 (a BOM at the start dropped, line ends kept as they are), checked as
-    :func:`~spandep.data.reading.text_pieces` checks it (bytes that are not UTF-8, a line too long, a control
-    character that is not whitespace, such as U+0000 or U+001B: no CoNLL-U FORM can hold it). All of it is held in
-    memory: :func:`read_input` reads raw text a piece at a time."""
-    return "".join(piece.text for piece in text_pieces(path))
-
-
-def read_input(path: Source, fmt: str = "conllu", tokenizer: Tokenizer | None = None) -> Iterator[Sentence]:
-    """Stream the sentences of ``path`` in one of :data:`INPUT_FORMATS`: ``conllu``/``conllx``
-    (:func:`read_conllu`), ``tokens`` (:func:`read_tokens`), ``text`` (raw text, split by ``tokenizer``: a
-    model's, see :func:`spandep.tokenization.tokenizer_for`; ``None``: the rule fallback) or ``lines`` (raw text of
-    a sentence a line, tokenized by ``tokenizer``), raw text read a piece at a time
-    (:func:`~spandep.data.reading.text_pieces`). This is input to be parsed: a CoNLL file's HEAD column, which
-    parsing replaces, is read leniently and never checked (``heads=False``)."""
-    if fmt in FORMATS:
-        return read_conllu(path, fmt, heads=False)
-    if fmt == "tokens":
-        return read_tokens(path)
-    if fmt in RAW_TEXT_FORMATS:
-        if tokenizer is None:
-            from spandep.tokenization import RuleTokenizer
-
-            tokenizer = RuleTokenizer()
-        return _bounded(tokenizer.iter_pieces(text_pieces(path), source_name(path), whole=fmt == "lines"))
-    raise ValueError(f"unknown input format {fmt!r}; use one of {', '.join(INPUT_FORMATS)}")
-
-
-def check_input_data(path: Source, fmt: str) -> None:
-    """Read all of ``path`` as :func:`read_input` reads it in format ``fmt`` (raw text without tokenizing it), in
-    bounded memory, raising its first :class:`InputFormatError`: the checks of a whole file before a model is
-    loaded for it."""
-    deque(text_pieces(path) if fmt in RAW_TEXT_FORMATS else read_input(path, fmt), maxlen=0)
-
-
-def _bounded(sentences: Iterator[Sentence]) -> Iterator[Sentence]:
-    """A tokenizer's ``sentences``, an :class:`InputFormatError` at a sentence of more words than
-    ``sentence_words`` or with a word longer than ``token_chars``."""
-    for sentence in sentences:
-        if len(sentence.words) > SENTENCE_WORDS:
-            raise InputFormatError(sentence.source, sentence.line, too_many_words("a sentence") + " (or give a sentence a line with --input-format lines)")
-        longest = max(sentence.forms, key=len)
-        if len(longest) > TOKEN_CHARS:
-            raise InputFormatError(sentence.source, sentence.line, f"a word of {len(longest)} characters, more than {TOKEN_CHARS} (limit token_chars): is this text?")
-        yield sentence
 
 
 # --------------------------------------------------------------------------------------------- writing

@@ -6,6 +6,9 @@ read exactly as a file holding those bytes). Its lines are read one at a time, a
 grows until the kernel kills it. Before the first line is used, its start is sniffed (:func:`sniff`): binary data
 (NUL bytes, control bytes, a known file signature) and UTF-16 are each named as what they are.
 
+An input compressed with gzip, xz or bzip2 (known by its first bytes, not its name) is read decompressed, as a
+stream, and every check here applies to the decompressed bytes (:mod:`spandep.data.compression`).
+
 Every problem is an :class:`~spandep.errors.InputFormatError` naming the input and the 1-based line.
 """
 
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from spandep.data.compression import compression, decompressed
 from spandep.errors import InputFormatError
 from spandep.limits import limit
 
@@ -39,8 +43,7 @@ _CHUNK = 1 << 16  # bytes read at a time from a file of CR line ends
 _BYTE_LINE_END = re.compile(rb"\r\n|\r|\n")
 # the signatures of files often given by mistake, named in the message
 _SIGNATURES = {
-    b"\x7fELF": "an ELF executable", b"\x1f\x8b": "gzip-compressed (gunzip it first)",
-    b"PK\x03\x04": "a zip archive (unzip it first)", b"\xfd7zXZ\x00": "xz-compressed (unxz it first)",
+    b"\x7fELF": "an ELF executable", b"PK\x03\x04": "a zip archive (unzip it first, or give gzip, xz or bzip2)",
     b"\x28\xb5\x2f\xfd": "zstd-compressed (unzstd it first)", b"\x89PNG": "a PNG image", b"%PDF-": "a PDF document",
 }
 PARAGRAPH_CHARS = int(limit("paragraph_chars").high)
@@ -71,14 +74,15 @@ def source_name(path: Source) -> str:
 
 @contextlib.contextmanager
 def open_input(path: Source) -> Iterator[BinaryIO]:
-    """``path`` opened for reading bytes (``-``: standard input, left open)."""
+    """``path`` opened for reading bytes (``-``: standard input, left open), decompressed as a stream where its first
+    bytes are those of gzip, xz or bzip2 data (:func:`~spandep.data.compression.decompressed`)."""
+    source = source_name(path)
     if isinstance(path, InputBytes):
-        yield io.BytesIO(path.data)
+        yield decompressed(io.BytesIO(path.data), source)
         return
     if str(path) == STDIN:
-        yield sys.stdin.buffer
+        yield decompressed(sys.stdin.buffer, source)
         return
-    source = source_name(path)
     try:
         fh = open(path, "rb")
     except FileNotFoundError:
@@ -88,7 +92,7 @@ def open_input(path: Source) -> Iterator[BinaryIO]:
     except OSError as exc:
         raise InputFormatError(source, 0, f"cannot read: {exc.strerror or exc}") from None
     with fh:
-        yield fh
+        yield decompressed(fh, source)
 
 
 def sniff(head: bytes, source: str, lineno: int = 1) -> None:
@@ -100,6 +104,9 @@ def sniff(head: bytes, source: str, lineno: int = 1) -> None:
     head = head[:SNIFF_BYTES]
     utf16 = "looks like UTF-16; convert it to UTF-8 with iconv -f UTF-16 -t UTF-8"
     if lineno == 1:
+        twice = compression(head)  # open_input has decompressed one layer: this is a second
+        if twice is not None:
+            raise InputFormatError(source, 1, f"is {twice}-compressed twice: decompress it once and read that file")
         for signature, what in _SIGNATURES.items():
             if head.startswith(signature):
                 raise InputFormatError(source, 1, f"is {what}, not text: give a UTF-8 text file")

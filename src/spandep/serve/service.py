@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 
 from spandep.data.batching import length_groups
-from spandep.data.conllu import FORMATS, RAW_TEXT_FORMATS, InputBytes, read_conllu, read_input
+from spandep.data.conllu import FORMATS, InputBytes, read_conllu
 from spandep.data.sentence import Sentence
 from spandep.data.writers import write_sentences
 from spandep.inference import InferenceOptions
 from spandep.serve.batcher import Batcher, QueueFull
 from spandep.serve.memory import TRIM_EVERY_S, trim
 from spandep.serve.naming import Names, aliases
+from spandep.tokenization.inputs import RAW_TEXT_FORMATS, read_input
 
 if TYPE_CHECKING:
     from collections.abc import Hashable
