@@ -26,6 +26,7 @@ from spandep.training.treebanks import treebanks_problem
 DEFAULTS: dict[str, dict[str, Any]] = {
     "data": {
         "train": None, "dev": None, "format": "conllu", "max_train_sentences": 0, "tokenizer": None,
+        "ud_version": 2,  # 1: a UD v1 treebank, read with v2 relations (data/udv1.py)
         "treebanks": None, "sampling_exponent": 1.0,  # several treebanks (training/treebanks.py); dropped for one
     },
     "training": {
@@ -50,7 +51,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 _RATE = Range(0, integer=False)  # a finite number ≥ 0
 _ABOVE_ZERO = Range(0, integer=False, open_low=True)
 NUMBERS: dict[str, dict[str, Range]] = {  # what each number of [data] and [training] allows
-    "data": {"max_train_sentences": Range(0), "sampling_exponent": _RATE},
+    "data": {"max_train_sentences": Range(0), "sampling_exponent": _RATE, "ud_version": Range(1, 2)},
     "training": {
         "epochs": Range(1), "batch_tokens": Range(1), "eval_batch_tokens": Range(1), "lr": _ABOVE_ZERO,
         "encoder_lr": _RATE, "weight_decay": _RATE, "warmup": Range(0, 1, integer=False), "clip": _ABOVE_ZERO,
@@ -255,8 +256,9 @@ def _one_treebank(path: Path, cfg: dict[str, dict[str, Any]], raw: dict[str, Any
 
 
 def _several_treebanks(path: Path, cfg: dict[str, dict[str, Any]], treebank_dim: int) -> None:
-    """``[data] treebanks``: each one's paths, no ``[data] train``, ``dev`` or ``tokenizer``, ``[model] treebank_dim``."""
-    given = [key for key in ("train", "dev", "tokenizer") if cfg["data"][key]]
+    """``[data] treebanks``: each one's paths, no ``[data] train``, ``dev``, ``tokenizer`` or ``ud_version``, ``[model]
+    treebank_dim``."""
+    given = [key for key in ("train", "dev", "tokenizer") if cfg["data"][key]] + (["ud_version"] if cfg["data"]["ud_version"] != 2 else [])
     if given:
         raise InputFormatError(str(path), 0, f"[data] {', '.join(given)}: with [data] treebanks, give them in each treebank's table")
     problem = Range(0).problem("[model] treebank_dim", treebank_dim)
@@ -265,4 +267,5 @@ def _several_treebanks(path: Path, cfg: dict[str, dict[str, Any]], treebank_dim:
     cfg["data"]["treebanks"] = [dict(t) for t in cfg["data"]["treebanks"]]
     for table in cfg["data"]["treebanks"]:
         _paths(path, table, f"[data] treebanks: {table['name']}'s")
+        table.setdefault("ud_version", 2)
     cfg["model"]["treebank_dim"] = treebank_dim

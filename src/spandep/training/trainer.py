@@ -30,6 +30,7 @@ from tqdm import tqdm
 from spandep.data.batching import token_batches
 from spandep.data.conllu import check_trees, read_conllu
 from spandep.data.sentence import Sentence
+from spandep.data.udv1 import to_v2
 from spandep.encoders.base import batch_cost
 from spandep.errors import OptionError
 from spandep.evaluation.metrics import evaluate
@@ -51,9 +52,10 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def read_treebank(path: str, fmt: str, limit: int = 0) -> list[Sentence]:
-    """All sentences of a training or dev file, checked to be trees."""
+def read_treebank(path: str, fmt: str, limit: int = 0, ud_version: int = 2) -> list[Sentence]:
+    """All sentences of a training or dev file, checked to be trees; a UD v1 file's with v2 relations."""
     sentences = list(check_trees(read_conllu(path, fmt)))
+    sentences = [to_v2(s) for s in sentences] if ud_version == 1 else sentences
     return sentences[:limit] if limit else sentences
 
 
@@ -91,8 +93,8 @@ class Trainer:
         seed_everything(tr["seed"])
         data = cfg["data"]
         self.treebanks = treebank_files(cfg)
-        trains = {t.name: read_treebank(t.train, data["format"], data["max_train_sentences"]) for t in self.treebanks}
-        self.devs = {t.name: read_treebank(t.dev, data["format"]) for t in self.treebanks}
+        trains = {t.name: read_treebank(t.train, data["format"], data["max_train_sentences"], t.ud_version) for t in self.treebanks}
+        self.devs = {t.name: read_treebank(t.dev, data["format"], 0, t.ud_version) for t in self.treebanks}
         self.train = [s for part in trains.values() for s in part]
         self.device = resolve_device(tr["device"])
         several = trains if self.treebanks[0].name is not None else None

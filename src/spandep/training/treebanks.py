@@ -1,8 +1,8 @@
 """Training on several treebanks at once: the ``[data] treebanks`` list, each epoch's sentences, the dev figures.
 
 ``[data] treebanks = [{ name = "fr_sequoia", train = "...", dev = "...", tokenizer = "..." }, ...]`` (two or more;
-``tokenizer`` optional) replaces ``[data] train``, ``dev`` and ``tokenizer``. Batches mix the treebanks: all
-training sentences are length-bucketed together, as one treebank's are. ``[data] sampling_exponent`` ``a`` makes
+``tokenizer`` optional; ``ud_version = 1`` for a UD v1 treebank, read with v2 relations) replaces ``[data] train``,
+``dev`` and ``tokenizer``. Batches mix the treebanks: all training sentences are length-bucketed together, as one treebank's are. ``[data] sampling_exponent`` ``a`` makes
 each treebank's share of an epoch proportional to its size to the power ``a`` (1: as read; 0.5 upsamples the small
 ones), the epoch keeping the total size. Dev: each treebank's figures, and the best epoch is the one with the best
 macro-average LAS (punctuation excluded) over them. docs/design.md, "Several treebanks".
@@ -20,26 +20,28 @@ __all__ = ["METRICS", "TreebankFiles", "epoch_sentences", "macro_scores", "treeb
 
 METRICS = ("UAS", "LAS", "UAS_nopunct", "LAS_nopunct")  # the dev figures of each epoch
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")  # a treebank's name is also a folder name (tokenizers/NAME)
-_KEYS = ("name", "train", "dev", "tokenizer")
+_KEYS = ("name", "train", "dev", "tokenizer", "ud_version")
 
 
 @dataclass(frozen=True)
 class TreebankFiles:
     """One treebank to train on: its ``name`` (``None`` for the one treebank of ``[data] train``), its training and
-    dev files and its raw-text tokenizer folder (or ``None``)."""
+    dev files, its raw-text tokenizer folder (or ``None``) and its UD version (1: read with v2 relations,
+    :mod:`spandep.data.udv1`)."""
 
     name: str | None
     train: str
     dev: str
     tokenizer: str | None
+    ud_version: int = 2
 
 
 def treebank_files(cfg: dict[str, Any]) -> list[TreebankFiles]:
     """The treebanks a read training config trains on: those of ``[data] treebanks``, else ``[data] train``'s."""
     data = cfg["data"]
     if data.get("treebanks") is None:
-        return [TreebankFiles(None, data["train"], data["dev"], data["tokenizer"])]
-    return [TreebankFiles(t["name"], t["train"], t["dev"], t.get("tokenizer")) for t in data["treebanks"]]
+        return [TreebankFiles(None, data["train"], data["dev"], data["tokenizer"], data.get("ud_version", 2))]
+    return [TreebankFiles(t["name"], t["train"], t["dev"], t.get("tokenizer"), t.get("ud_version", 2)) for t in data["treebanks"]]
 
 
 def treebanks_problem(value: object) -> str | None:
@@ -58,6 +60,8 @@ def treebanks_problem(value: object) -> str | None:
         for key in ("train", "dev", "tokenizer"):
             if not isinstance(t.get(key), str) and (key != "tokenizer" or key in t):
                 return f"[data] treebanks: {t['name']}'s {key} must be a path in quotes, not {t.get(key)!r}"
+        if t.get("ud_version", 2) not in (1, 2) or isinstance(t.get("ud_version"), bool):
+            return f"[data] treebanks: {t['name']}'s ud_version must be 1 or 2, not {t['ud_version']!r}"
     return None
 
 
