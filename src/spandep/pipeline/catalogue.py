@@ -3,6 +3,10 @@
 ``resources/catalogue.json`` names each shipped model once: its folder under ``resources/``, language and treebank,
 and for a folder trained on several treebanks the one the name parses as (``model_treebank``: several names can
 share one folder, each loading it with its own treebank and tokenizer).
+A line's ``code`` is its treebank as UD names its folders (``fr_sequoia``): a model is loaded by its name, its code,
+or its language's ISO 639-1 or 639-3 code or English name (``de``, ``deu``, ``german``: the language's default
+treebank, :mod:`spandep.data.languages`), in that order (:func:`find`); a language or treebank without an installed
+model is an error naming the package to install (:func:`missing_model`).
 Everything else is read from the folder itself: the base encoder from ``config.json``, the size from its files,
 and the measured accuracy and speed from ``card.json`` (written from a benchmark result by
 ``benchmarks/scripts/model_card.py``, never by hand; no card: no figures). A line whose folder is not installed is
@@ -17,12 +21,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from spandep.data.languages import language, treebank_language
 from spandep.errors import ModelError
 from spandep.inference import InferenceOptions
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 CATALOGUE_FILE = RESOURCES / "catalogue.json"
 CARD_FILE = "card.json"
+PACKAGE = "spandep-model-{code}"  # the installable distribution of a treebank's model (make models builds them)
 
 
 def card_file(treebank: str | None = None) -> str:
@@ -55,6 +61,7 @@ class ShippedModel:
     treebank: str
     note: str = ""
     model_treebank: str | None = None
+    code: str | None = None
 
     def choice(self) -> ModelChoice:
         return ModelChoice(self.folder, self.model_treebank)
@@ -90,7 +97,7 @@ def read_catalogue() -> tuple[str, dict[str, ShippedModel]]:
         models = {
             name: ShippedModel(
                 name, (CATALOGUE_FILE.parent / line["folder"]).resolve(), line["language"], line["treebank"], line.get("note", ""),
-                line.get("model_treebank"),
+                line.get("model_treebank"), line.get("code"),
             )
             for name, line in data["models"].items()
         }
@@ -110,18 +117,48 @@ def default_model() -> ShippedModel:
     return models[name]
 
 
+def find(text: str, models: dict[str, ShippedModel]) -> ShippedModel | None:
+    """The catalogue line ``text`` names, among ``models`` (by name, in catalogue order): a line's name, else its
+    ``code`` (``fr_sequoia``, any case), else a language's code or name (``de``, ``deu``, ``german``): the line of its
+    default treebank, else its first line; ``None``: none."""
+    if text in models:
+        return models[text]
+    by_code = [m for m in models.values() if m.code and m.code.casefold() == text.casefold()]
+    if by_code:
+        return by_code[0]
+    lang = language(text)
+    if lang is None:
+        return None
+    default = [m for m in models.values() if m.code == lang.treebank]
+    own = [m for m in models.values() if m.code and treebank_language(m.code) == lang]
+    return (default or own or [None])[0]
+
+
+def missing_model(text: str) -> str | None:
+    """What to install for ``text`` when it names a language or a treebank (``de``, ``german``, ``de_gsd``) whose
+    model is not installed, in one line; ``None``: it names neither."""
+    lang = language(text)
+    code = lang.treebank if lang is not None else text.casefold() if treebank_language(text) else None
+    if code is None:
+        return None
+    what = f"{lang.name}, whose default treebank is {code}" if lang is not None else f"the treebank {code}"
+    package = PACKAGE.format(code=code.replace("_", "-"))
+    return f"{text!r} names {what}, and no model of it is installed: install {package} (make models builds and installs the language models); `spandep models` lists the installed ones"
+
+
 def model_choice(name_or_path: str | os.PathLike[str]) -> ModelChoice:
-    """A shipped model's folder (and treebank) by name, else the path given. A name takes precedence over a folder of
-    that name in the working directory (write ``./en`` for that); a bare word that is neither is a ``ModelError``
-    listing the names."""
+    """A shipped model's folder (and treebank) by name, code or language (:func:`find`), else the path given. A name
+    takes precedence over a folder of that name in the working directory (write ``./en`` for that); a bare word that
+    is neither is a ``ModelError`` naming the package to install (:func:`missing_model`) or listing the names."""
     text = str(name_or_path)
     shipped = {m.name: m for m in shipped_models()}
-    if text in shipped:
-        return shipped[text].choice()
+    found = find(text, shipped)
+    if found is not None:
+        return found.choice()
     path = Path(text).expanduser()
     if path.exists() or os.sep in text or "/" in text:
         return ModelChoice(path)
     raise ModelError(
-        f"{text!r} is neither a shipped model ({', '.join(shipped) or 'none installed'}) nor a model folder; "
-        "`spandep models` lists the shipped models"
+        missing_model(text) or f"{text!r} is neither a shipped model ({', '.join(shipped) or 'none installed'}) nor a "
+        "model folder; `spandep models` lists the shipped models"
     )
