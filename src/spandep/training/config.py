@@ -27,7 +27,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "data": {
         "train": None, "dev": None, "format": "conllu", "max_train_sentences": 0, "tokenizer": None,
         "ud_version": 2,  # 1: a UD v1 treebank, read with v2 relations (data/udv1.py)
-        "treebanks": None, "sampling_exponent": 1.0,  # several treebanks (training/treebanks.py); dropped for one
+        "treebanks": None, "sampling_exponent": 1.0, "treebank_cap": 0,  # several treebanks (training/treebanks.py); dropped for one
     },
     "training": {
         "output": None,
@@ -51,7 +51,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 _RATE = Range(0, integer=False)  # a finite number ≥ 0
 _ABOVE_ZERO = Range(0, integer=False, open_low=True)
 NUMBERS: dict[str, dict[str, Range]] = {  # what each number of [data] and [training] allows
-    "data": {"max_train_sentences": Range(0), "sampling_exponent": _RATE, "ud_version": Range(1, 2)},
+    "data": {"max_train_sentences": Range(0), "sampling_exponent": _RATE, "treebank_cap": Range(0), "ud_version": Range(1, 2)},
     "training": {
         "epochs": Range(1), "batch_tokens": Range(1), "eval_batch_tokens": Range(1), "lr": _ABOVE_ZERO,
         "encoder_lr": _RATE, "weight_decay": _RATE, "warmup": Range(0, 1, integer=False), "clip": _ABOVE_ZERO,
@@ -61,7 +61,7 @@ NUMBERS: dict[str, dict[str, Range]] = {  # what each number of [data] and [trai
 }
 TYPED = {"encoder": ("transformer", ENCODERS), "model": ("biaffine", PARSERS)}  # table: (default type, registry)
 TABLES = (*DEFAULTS, *TYPED, "heads", "inference")
-MULTI_ONLY = {"data": ("treebanks", "sampling_exponent"), "model": ("treebank_dim",)}  # keys of several treebanks
+MULTI_ONLY = {"data": ("treebanks", "sampling_exponent", "treebank_cap"), "model": ("treebank_dim",)}  # keys of several treebanks
 TREEBANK_DIM = 16  # [model] treebank_dim when not given
 
 

@@ -112,10 +112,10 @@ class Trainer:
         """The batches of an epoch (training sentence indices): all sentences, or with ``[data] sampling_exponent``
         each treebank's share (``training/treebanks.py``), length-bucketed and shuffled by the epoch's seed."""
         tr, seed = self.cfg["training"], self.cfg["training"]["seed"] * 1000 + epoch
-        exponent = self.cfg["data"].get("sampling_exponent", 1.0)
-        if exponent == 1.0:
+        exponent, cap = self.cfg["data"].get("sampling_exponent", 1.0), self.cfg["data"].get("treebank_cap", 0)
+        if exponent == 1.0 and not cap:
             return token_batches(self.lengths, tr["batch_tokens"], shuffle=True, seed=seed)
-        chosen = epoch_sentences(self.sizes, exponent, seed)
+        chosen = epoch_sentences(self.sizes, exponent, seed, cap)
         batches = token_batches([self.lengths[i] for i in chosen], tr["batch_tokens"], shuffle=True, seed=seed)
         return [[chosen[j] for j in batch] for batch in batches]
 

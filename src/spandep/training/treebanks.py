@@ -2,9 +2,11 @@
 
 ``[data] treebanks = [{ name = "fr_sequoia", train = "...", dev = "...", tokenizer = "..." }, ...]`` (two or more;
 ``tokenizer`` optional; ``ud_version = 1`` for a UD v1 treebank, read with v2 relations) replaces ``[data] train``,
-``dev`` and ``tokenizer``. Batches mix the treebanks: all training sentences are length-bucketed together, as one treebank's are. ``[data] sampling_exponent`` ``a`` makes
-each treebank's share of an epoch proportional to its size to the power ``a`` (1: as read; 0.5 upsamples the small
-ones), the epoch keeping the total size. Dev: each treebank's figures, and the best epoch is the one with the best
+``dev`` and ``tokenizer``. Batches mix the treebanks: all training sentences are length-bucketed together, as one
+treebank's are. ``[data] sampling_exponent`` ``a`` makes each treebank's share of an epoch proportional to its size
+to the power ``a`` (1: as read; 0.5 upsamples the small ones; a temperature of ``1 / a``), the epoch keeping the total
+size; ``[data] treebank_cap`` ``c`` then gives no treebank more than ``c`` sentences of an epoch (0: no cap), so
+that the biggest do not drown the others (the epoch is shorter by what the cap takes). Dev: each treebank's figures, and the best epoch is the one with the best
 macro-average LAS (punctuation excluded) over them. docs/design.md, "Several treebanks".
 """
 
@@ -65,16 +67,17 @@ def treebanks_problem(value: object) -> str | None:
     return None
 
 
-def epoch_sentences(sizes: Sequence[int], exponent: float, seed: int) -> list[int]:
+def epoch_sentences(sizes: Sequence[int], exponent: float, seed: int, cap: int = 0) -> list[int]:
     """The training sentences of one epoch (indices into the treebanks' sentences, one after another; repeats where
     a treebank is upsampled): each treebank's share proportional to ``size ** exponent``, the epoch as long as all
-    the treebanks together; a treebank gives all its sentences as many times as its share holds, then a random part
-    (``seed``: the epoch's)."""
+    the treebanks together, then at most ``cap`` (0: no cap); a treebank gives all its sentences as many times as its
+    share holds, then a random part (``seed``: the epoch's)."""
     rng = random.Random(seed)
     weights = [n**exponent for n in sizes]
     total, out, start = sum(sizes), [], 0
     for n, w in zip(sizes, weights):
         share = round(total * w / sum(weights))
+        share = min(share, cap) if cap else share
         own = list(range(start, start + n))
         out.extend(own * (share // n) + rng.sample(own, share % n))
         start += n
