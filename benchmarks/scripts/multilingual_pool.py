@@ -6,7 +6,7 @@ For each treebank it writes ``OUT/<treebank>/{train,dev,test}.conllu``:
 - complete treebanks (train/dev/test): train, dev (for choices: the best epoch, the inference settings) and test as
   released; ``ptb_nltk_sample`` is left out (unlabelled: every relation is ``dep``);
 - dev-only treebanks (``devtest_only/``): the released dev split into a training part and a held-out part (its last
-  ``--held-out`` share, whole documents kept together as the file orders them), which takes the place of dev for
+  ``--held-out`` share, from a document's start where one is near), which takes the place of dev for
   choices; test stays test. Figures on these are not comparable to ones trained on a train split.
 
 Deduplication is by sentence text (``# text``, else the surface forms; whitespace removed, NFC) between the
@@ -97,29 +97,29 @@ def read(path: Path, v1: bool) -> list[Sentence]:
 
 def held_out(dev: list[Sentence], share: float) -> tuple[list[Sentence], list[Sentence]]:
     """A dev-only treebank's dev as (training part, held-out part): the held-out part its last ``share`` (at least one
-    sentence), starting at a document or paragraph boundary where there is one within the first tenth of it."""
+    sentence), starting at a document or paragraph boundary where there is one within its first half."""
     cut = len(dev) - max(1, round(len(dev) * share))
-    starts = [i for i in range(cut, cut + max(1, (len(dev) - cut) // 10)) if any(c.startswith(("# newdoc", "# newpar")) for c in dev[i].comments)]
+    starts = [i for i in range(cut, cut + (len(dev) - cut) // 2) if any(c.startswith(("# newdoc", "# newpar")) for c in dev[i].comments)]
     cut = starts[0] if starts else cut
     return dev[:cut], dev[cut:]
 
 
-def treebank_folders(data: Path) -> dict[str, tuple[Path, bool]]:
-    """Every treebank of the pool: name → (folder, dev-only)."""
+def treebank_folders(data: Path, only: tuple[str, ...] = ()) -> dict[str, tuple[Path, bool]]:
+    """Every treebank of the pool (``only``: those of them): name → (folder, dev-only)."""
     found = {}
-    for name in sorted(treebanks()):
+    for name in sorted(only or treebanks()):
         for folder, dev_only in ((data / name, False), (data / "devtest_only" / name, True)):
             if folder.is_dir() and name not in LEFT_OUT and split_file(folder, "test"):
                 found[name] = (folder, dev_only or split_file(folder, "train") is None)
     return found
 
 
-def build(data: Path, out: Path, share: float) -> dict:
-    """Write the pool under ``out``; the manifest (paths as given)."""
+def build(data: Path, out: Path, share: float, only: tuple[str, ...] = ()) -> dict:
+    """Write the pool (``only``: of those treebanks) under ``out``; the manifest (paths as given)."""
     readme = (data / "README.md").read_text(encoding="utf-8")
     splits: dict[str, dict[str, list[Sentence]]] = {}
     info: dict[str, dict] = {}
-    for name, (folder, dev_only) in treebank_folders(data).items():
+    for name, (folder, dev_only) in treebank_folders(data, only).items():
         v1 = named_v1(name)
         files = {s: split_file(folder, s) for s in SPLITS}
         read_splits = {s: read(p, v1) for s, p in files.items() if p is not None}
@@ -195,8 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--held-out", type=float, default=0.2, help="share of a dev-only treebank's dev kept for choices")
     parser.add_argument("--manifest", type=Path)
     parser.add_argument("--recipe", type=Path)
+    parser.add_argument("--only", nargs="*", default=(), help="these treebanks only (a check of some overlaps)")
     args = parser.parse_args(argv)
-    info = build(args.data, args.out, args.held_out)
+    info = build(args.data, args.out, args.held_out, tuple(args.only))
     for i in info.values():
         i["sources"] = {s: portable_path(Path(p)) for s, p in i["sources"].items()}
         i["files"] = {s: portable_path(Path(p)) for s, p in i["files"].items()}
