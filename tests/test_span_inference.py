@@ -11,7 +11,6 @@ import torch
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.data.trees import is_projective, tree_problems
-from spandep.decoding import span_dp
 from spandep.encoders.transformer import TransformerEncoder
 from spandep.inference import InferenceOptions, InferenceStats
 from spandep.models.span import inference as span_inference
