@@ -109,7 +109,7 @@ def test_span_parser_with_late_linker_parses_every_sentence() -> None:
     from spandep.data.sentence import Sentence
     from spandep.encoders.bilstm import BiLSTMEncoder
     from spandep.inference import InferenceOptions
-    from spandep.models.span.inference import parse_spans
+    from spandep.inference import InferenceStats
     from spandep.models.span.parser import SpanParser
 
     forms = [["I", "love", "Tim", "'s", "cat", "."], ["Hi"], ["a"] * 40]
@@ -119,7 +119,8 @@ def test_span_parser_with_late_linker_parses_every_sentence() -> None:
     parser = SpanParser(encoder, LABELS, linker={"format": "late", "dim": 16, "layers": 1, "heads": 2, "ff": 16}, span_mlp=8)
     sentences = [Sentence.from_tokens(f) for f in forms] + [Sentence.from_tokens([])]
     for decoder in ("projective", "mst"):
-        results, stats = parse_spans(parser, sentences, parser.settings(InferenceOptions(k=2, decoder=decoder)))
+        stats = InferenceStats()
+        results = parser.parse(sentences, InferenceOptions(k=2, decoder=decoder), stats)
         assert [len(p.heads) for p in results] == [6, 1, 40, 0]
         assert all(tree_problems(p.heads) == [] for p in results[:3])
         assert stats.too_long == 0 and stats.queries > 0

@@ -97,17 +97,18 @@ def test_workers_that_cannot_load_the_model_stop_the_pool(tmp_path, nlp):
         import spandep
         from spandep.api import Pipeline
         from spandep.errors import ModelError
-        from spandep.pipeline.workers import ParserFactory, parse_parallel
+        from spandep.api import ModelSpec
+        from spandep.pipeline.workers import parse_parallel
         from spandep.data.sentence import Sentence
 
         if __name__ == "__main__":
-            bad = ParserFactory({str(tmp_path / "no-model")!r})
+            bad = ModelSpec({str(tmp_path / "no-model")!r})
             try:
                 list(parse_parallel(bad, [Sentence.from_tokens(["a"])] * 5, workers=2, chunk_size=1))
             except ModelError as exc:
                 print("parse_parallel:", exc)
-            nlp = spandep.load({str(nlp.factory.model)!r})
-            nlp.factory = bad
+            nlp = spandep.load({str(nlp.spec.folder)!r})
+            nlp.spec = bad
             try:
                 list(nlp.pipe(["One.", "Two."], batch_size=1, n_process=2))
             except ModelError as exc:
@@ -126,10 +127,11 @@ def test_a_worker_that_dies_is_an_error_naming_its_status_not_a_wait(tiny_models
     import signal
 
     from spandep.data.sentence import Sentence
-    from spandep.pipeline.workers import ParserFactory, parse_chunks
+    from spandep.api import ModelSpec
+    from spandep.pipeline.workers import parse_chunks
 
     chunks = ([Sentence.from_tokens(["I", "saw", "her", "."])] * 50 for _ in range(200))
-    parsed = parse_chunks(ParserFactory(str(tiny_models["biaffine"]), threads=1), chunks, workers=2)
+    parsed = parse_chunks(ModelSpec(tiny_models["biaffine"], threads=1), chunks, workers=2)
     next(parsed)  # both workers started and the model loaded
     workers = parsed.gi_frame.f_locals["pool"].processes
     victim = workers[1]

@@ -57,9 +57,9 @@ def test_rows_without_tokens_or_with_bad_tokens_fail_clearly(tiny_model) -> None
     import numpy as np
 
     from spandep.integrations.ray_data import RayParser
-    from spandep.pipeline.workers import ParserFactory
+    from spandep.api import ModelSpec
 
-    parser = RayParser(ParserFactory(str(tiny_model)))
+    parser = RayParser(ModelSpec.resolve(str(tiny_model)))
     with pytest.raises(ValueError, match="'tokens' column"):
         parser({"text": np.array(["I saw her"])})
     for tokens, error, message in (

@@ -11,12 +11,11 @@ import torch
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.data.trees import is_projective, tree_problems
-from spandep.decoding import span_dp
 from spandep.encoders.transformer import TransformerEncoder
 from spandep.inference import InferenceOptions, InferenceStats
 from spandep.models.span import inference as span_inference
 from spandep.models.span.candidates import candidate_queries, retrieve_parents, structural_link
-from spandep.models.span.inference import decode_scored, score_spans
+from spandep.models.layers import evaluating
 from spandep.models.span.labels import LabelStates, LabelTable, read_labels
 from spandep.models.span.parser import SpanParser
 
@@ -37,8 +36,9 @@ def parts(tiny_transformer_dir) -> SpanParser:
 
 
 def parse_spans(parser: SpanParser, sentences: list[Sentence], **settings):
-    """``span_inference.parse_spans`` with ``settings`` over the parser's own."""
-    return span_inference.parse_spans(parser, sentences, parser.settings(InferenceOptions(**settings)))
+    """The parses (the staged inference's) with ``settings`` over the parser's own, and the run's counters."""
+    stats = InferenceStats()
+    return parser.parse(sentences, InferenceOptions(**settings), stats), stats
 
 
 def short_sentences() -> list[Sentence]:
@@ -104,7 +104,7 @@ def test_retrieval_is_the_exact_argmax_parent(parts: SpanParser) -> None:
         assert found[q] == expected, (spans[q], found[q], expected)
 
 
-# ----------------------------------------------------------------------------------------- parse_spans
+# ----------------------------------------------------------------------------------------- SpanInference.parse
 @pytest.mark.parametrize("decoder", ["projective", "mst"])
 @pytest.mark.parametrize("retrieval", [False, True])
 def test_parse_gives_one_valid_tree_per_sentence(parts: SpanParser, decoder: str, retrieval: bool) -> None:
@@ -189,13 +189,14 @@ def late_parts(parts: SpanParser) -> SpanParser:
 
 @pytest.mark.parametrize("linker", ["faithful", "late"])
 def test_labels_read_at_the_arcs_equal_the_full_label_table(parts, late_parts, linker: str) -> None:
-    """``LabelStates`` (what parse_spans keeps) scores labels only where asked; at every (candidate, parent root)
+    """``LabelStates`` (what a parse keeps) scores labels only where asked; at every (candidate, parent root)
     it must agree with the ``LabelTable`` computed for all pairs while scoring, and the decoded parses too."""
     chosen_parts = parts if linker == "faithful" else late_parts
     sentences = short_sentences()
-    options = chosen_parts.settings(InferenceOptions(k=2))
-    table, _ = score_spans(chosen_parts, sentences, options, label_states=False)
-    states, _ = score_spans(chosen_parts, sentences, options, label_states=True)
+    inference = chosen_parts.stages(InferenceOptions(k=2))
+    with evaluating(chosen_parts):
+        table, _ = inference.score(sentences, label_states=False)
+        states, _ = inference.score(sentences, label_states=True)
     for eager, lazy in zip(table, states):
         if eager.labels is None:
             continue
@@ -206,11 +207,12 @@ def test_labels_read_at_the_arcs_equal_the_full_label_table(parts, late_parts, l
         assert np.array_equal(lazy_ids, eager_ids)
         assert np.allclose(lazy_probs, eager_probs, atol=1e-5)  # batched differently: float noise only
         assert np.array_equal(lazy.link, eager.link)
-    assert decode_scored(states, chosen_parts.labels, span_dp)[0] == decode_scored(table, chosen_parts.labels, span_dp)[0]
+    assert inference.options.decoder == "projective"  # span_dp
+    assert inference.decode(states)[0] == inference.decode(table)[0]
 
 
 def test_groups_of_sentences_change_nothing(late_parts: SpanParser, monkeypatch: pytest.MonkeyPatch) -> None:
-    """parse_spans links and decodes GROUP_WORDS // k words at a time, shortest sentences first: same trees, same order,
+    """A parse links and decodes GROUP_WORDS // k words at a time, shortest sentences first: same trees, same order,
     same counters as in one group."""
     sentences = short_sentences()
     whole, whole_stats = parse_spans(late_parts, sentences, k=2)

@@ -1,4 +1,5 @@
-"""``spandep tune``: a dev sweep of a span model's inference settings, saved through the model-saving code."""
+"""``spandep tune``: a dev sweep of a model's inference settings (any parser type), saved through the model-saving
+code."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from spandep.pipeline.model_io import CHOICE_FILE, load_model
 from spandep.training.tune import fastest_within
 
 runner = CliRunner()
+METRICS = {"UAS", "LAS", "UAS_nopunct", "LAS_nopunct", "dp_fallbacks"}
 
 
 def test_tune_sweeps_on_dev_and_saves_the_best_setting(tiny_models, tmp_path) -> None:
@@ -33,9 +35,21 @@ def test_tune_sweeps_on_dev_and_saves_the_best_setting(tiny_models, tmp_path) ->
     assert json.loads((model / CHOICE_FILE).read_text())["best"] == best
 
 
-def test_tune_refuses_a_biaffine_model(tiny_models) -> None:
-    result = runner.invoke(app, ["tune", str(tiny_models["biaffine"]), str(DEV)])
-    assert result.exit_code == 2 and "tune chooses a span model's settings" in result.output
+def test_tune_sweeps_a_biaffine_models_decoder_through_the_parser_interface(tiny_models, tmp_path) -> None:
+    """A Biaffine model has one setting, the decoder: each row is a parse with it; the best is saved."""
+    model = tmp_path / "model"
+    shutil.copytree(tiny_models["biaffine"], model)
+    out = tmp_path / "sweep.json"
+    result = runner.invoke(app, ["tune", str(model), str(DEV), "--write", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    sweep = json.loads(out.read_text())
+    assert [set(r) - METRICS for r in sweep["sweep"]] == [{"decoder"}, {"decoder"}]
+    assert [r["decoder"] for r in sweep["sweep"]] == ["projective", "mst"] and sweep["recall"] == []
+    assert sweep["best"] == max(sweep["sweep"], key=lambda r: r["UAS_nopunct"] + r["LAS_nopunct"])
+    assert load_model(model).inference.decoder == sweep["best"]["decoder"]
+    for option in (["--ablate-mutual"], ["--within", "1"]):  # span settings: one line naming the option
+        result = runner.invoke(app, ["tune", str(model), str(DEV), *option])
+        assert result.exit_code == 2 and result.output.startswith(f"spandep: error: {option[0]}: ") and result.output.count("\n") == 1
 
 
 def test_within_saves_the_smallest_k_near_the_best(tiny_models, tmp_path) -> None:

@@ -10,11 +10,11 @@ from conftest import DEV, TINY_SPAN, write_config
 from spandep.data.conllu import read_conllu
 from spandep.data.trees import hull_spans, is_projective
 from spandep.decoding import DECODERS
-from spandep.decoding.spans import SpanCandidates, span_dp
+from spandep.decoding.spans import SpanCandidates
 from spandep.inference import InferenceOptions
 from spandep.models.biaffine import BiaffineScorer
 from spandep.models.span.candidates import structural_link
-from spandep.models.span.inference import ScoredSentence, WordScores, decode_scored
+from spandep.models.span.inference import ScoredSentence, SpanInference, SpanParts, WordScores
 from spandep.models.span.labels import LabelTable
 from spandep.pipeline.model_io import load_model, save_model
 from spandep.pipeline.predict import parse_stream
@@ -27,6 +27,13 @@ def word_scores(arc: np.ndarray, labels: int = 3) -> WordScores:
     scorer = BiaffineScorer(8, labels, arc_mlp=8, rel_mlp=4)
     m = arc.shape[0]
     return WordScores(arc, torch.randn(m, 4), torch.randn(m, 4), scorer.eval())
+
+
+def decode(scored: list[ScoredSentence], labels: list[str], decoder: str, **settings):
+    """``SpanInference.decode`` with the span decoder ``decoder`` (by its algorithm's name), λ = 1 and ``settings``."""
+    parts = SpanParts(None, None, None, None, labels, {"mst": DECODERS.get(decoder)})  # type: ignore[arg-type]  # decoding reads labels and decoders only
+    options = InferenceOptions(decoder="mst", lam=1.0, retrieval=True, **settings)
+    return SpanInference(parts, options).decode(scored)
 
 
 def test_link_term_is_the_child_roots_head_log_prob_of_the_parent_root() -> None:
@@ -54,7 +61,7 @@ def test_oracle_word_arcs_decide_the_tree_when_spans_and_links_are_uninformative
         arc = np.full((n + 1, n + 1), -10.0)  # (1 + n, 1 + n)
         arc[np.arange(1, n + 1), heads] = 0.0
         sc = ScoredSentence(n, cands, cands.size, structural_link(cands), LabelTable(np.zeros((cands.size, n + 1), dtype=int), np.ones((cands.size, n + 1))), word_scores(arc))
-        (parse,) = decode_scored([sc], ["a", "b", "c"], DECODERS.get(decoder), 1.0, arc_weight=1.0)[0]
+        (parse,) = decode([sc], ["a", "b", "c"], decoder, arc_weight=1.0)[0]
         assert parse.heads == heads
 
 
@@ -63,9 +70,9 @@ def test_word_options_need_a_word_scorer() -> None:
     cands = SpanCandidates.from_lists(n, [(1, 1, 1, 0.0), (2, 1, 3, 0.0), (3, 3, 3, 0.0)])
     sc = ScoredSentence(n, cands, cands.size, structural_link(cands), LabelTable(np.zeros((cands.size, n + 1), dtype=int), np.ones((cands.size, n + 1))))
     with pytest.raises(ValueError, match="word scorer"):
-        decode_scored([sc], ["a"], span_dp, 1.0, arc_weight=0.5)
+        decode([sc], ["a"], "span_dp", arc_weight=0.5)
     with pytest.raises(ValueError, match="word scorer"):
-        decode_scored([sc], ["a"], span_dp, 1.0, label_source="word")
+        decode([sc], ["a"], "span_dp", label_source="word")
 
 
 def test_span_parser_with_a_word_scorer_trains_reloads_and_parses_with_its_terms(tmp_path) -> None:
@@ -101,7 +108,7 @@ def test_sentences_too_long_for_the_late_linker_get_the_word_heads_tree(tmp_path
     from spandep.data.trees import is_valid_tree
     from spandep.decoding.mst import mst_single
     from spandep.inference import InferenceStats
-    from spandep.models.span.inference import score_spans
+    from spandep.models.layers import evaluating
 
     model_table = TINY_SPAN + "word_scorer = { arc_mlp = 16, rel_mlp = 8 }\n"
     cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model=model_table, epochs=1))
@@ -114,7 +121,8 @@ def test_sentences_too_long_for_the_late_linker_get_the_word_heads_tree(tmp_path
     parsed = list(parse_stream(model, sentences, stats=stats))
     assert stats.too_long == len(long)
     assert all(is_valid_tree(s.heads) for s in parsed)
-    scored, _ = score_spans(model, sentences, model.settings())
+    with evaluating(model):
+        scored, _ = model.stages().score(sentences)
     for i in long:
         assert scored[i].link is None and scored[i].words is not None
         assert parsed[i].heads == mst_single(scored[i].words.arc)[1:].tolist()  # the word head's own tree

@@ -28,7 +28,8 @@ from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.pipeline.model_io import load_model, resolve_model_dir
 from spandep.pipeline.predict import parse_stream, with_tree
-from spandep.pipeline.workers import ParserFactory, parse_parallel
+from spandep.api import ModelSpec
+from spandep.pipeline.workers import parse_parallel
 
 CHUNK = 512  # sentences per chunk / Ray batch, as `spandep parse` uses
 
@@ -79,8 +80,8 @@ def main() -> None:
     rows = [{"path": f"1 process, {args.threads} threads", "seconds": seconds, "identical": True}]
     print(json.dumps(rows[-1]), flush=True)
 
-    factory = ParserFactory(model_dir, threads=1)
-    got, seconds = timed(lambda: parse_parallel(factory, sentences, args.workers, CHUNK))
+    spec = ModelSpec(model_dir, threads=1)
+    got, seconds = timed(lambda: parse_parallel(spec, sentences, args.workers, CHUNK))
     rows.append({"path": f"{args.workers} processes (--workers), 1 thread each", "seconds": seconds, "identical": got == reference})
     print(json.dumps(rows[-1]), flush=True)
 

@@ -1,18 +1,24 @@
-"""The Python API: ``nlp = spandep.load(); doc = nlp("Some text.")``.
+"""The Python API: ``nlp = spandep.load(); doc = nlp("Some text.")``, and the one way every front end loads a model.
 
-A :class:`Pipeline` is a loaded model, its tokenizer and its inference options. It parses raw text (split into
-sentences, tokens and the words of multiword tokens by the model's trained tokenizer, or by the lossless rule
-fallback for a model without one), pre-tokenised sentences, files in any input format of ``spandep parse``, and streams of any
-of these (``nlp.pipe``), always in input order and batched. Results are :class:`~spandep.document.Doc` objects:
-sentences of words with their head word, relation, tags and character offsets into the input (docs/api.md). Bad
-input raises a ``ValueError`` (a ``TypeError`` for an argument of the wrong type) that names the problem.
+A :class:`ModelSpec` says how to load a model (its folder, inference options, threads, device, int8) and holds
+nothing live, so it pickles cheaply; :meth:`ModelSpec.resolve` resolves a model's name once, and
+:meth:`ModelSpec.load` gives a :class:`Pipeline`. The CLI, the service, the workers, Ray, spaCy and the API all parse
+through a Pipeline (:meth:`Pipeline.run`).
+
+A :class:`Pipeline` is a loaded model, its tokenizer and its inference options (the treebank of a model of several
+included); each parse may put settings of its own over them. It parses raw text (split into sentences, tokens and
+the words of multiword tokens by the model's trained tokenizer, or by the lossless rule fallback for a model without
+one), pre-tokenised sentences, files in any input format of ``spandep parse``, and streams of any of these
+(``nlp.pipe``), always in input order and batched. Results are :class:`~spandep.document.Doc` objects: sentences of
+words with their head word, relation, tags and character offsets into the input (docs/api.md). Bad input raises a
+``ValueError`` (a ``TypeError`` for an argument of the wrong type) that names the problem.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import asdict, dataclass, field, replace
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,39 +27,84 @@ from spandep.data.conllu import check_text, token_sentence
 from spandep.data.sentence import Sentence
 from spandep.document import Doc
 from spandep.errors import InputFormatError
-from spandep.inference import InferenceOptions
+from spandep.inference import InferenceOptions, InferenceStats
 from spandep.limits import check_counts
 from spandep.tokenization.inputs import RAW_TEXT_FORMATS, read_input, read_raw_text
 
 if TYPE_CHECKING:
     from spandep.models.base import Parser
-    from spandep.pipeline.workers import ParserFactory
     from spandep.tokenization.text import Tokenizer
 
-__all__ = ["Doc", "Item", "Pipeline", "load"]
+__all__ = ["Doc", "Item", "ModelSpec", "Pipeline", "load"]
 
 Item = str | Sequence[str] | Sentence  # raw text, one pre-tokenised sentence, or a read sentence
 PIPE_BATCH = 256  # items per batch of nlp.pipe
+CHUNK = 2000  # sentences Pipeline.run parses together
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Everything that loads a model, and nothing live (a worker process, a Ray actor or a process of
+    ``pipe(n_process=...)`` loads from it): the model ``folder``, the inference ``options`` (the treebank of a model
+    of several included), torch CPU ``threads`` (0: torch's default), ``device`` and ``int8`` (int8 matrix products
+    in the encoder). :meth:`resolve` makes one from a model's name."""
+
+    folder: Path
+    options: InferenceOptions = field(default_factory=InferenceOptions)
+    threads: int = 0
+    device: str = "cpu"
+    int8: bool = False
+
+    @classmethod
+    def resolve(cls, model: str | Path | None = None, options: InferenceOptions | None = None, **how: Any) -> ModelSpec:
+        """The spec of ``model``: a shipped model's name, a model folder, or ``None`` (``$SPANDEP_MODEL``, else the
+        default), resolved here, once (``ModelError`` for a bare word that is neither); ``options`` get a shipped
+        name's treebank where they name none; ``how``: ``threads``, ``device``, ``int8``."""
+        from spandep.pipeline.model_io import resolve_model
+
+        choice = resolve_model(model)
+        return cls(choice.folder, choice.options(options or InferenceOptions()), **how)
+
+    def load_model(self) -> Parser:
+        """The model alone, loaded in this process (``threads`` torch threads when set), in eval mode."""
+        import torch
+
+        from spandep.pipeline.model_io import load_model
+
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        return load_model(self.folder, self.device, self.int8)
+
+    def load(self) -> Pipeline:
+        """The :class:`Pipeline`: the model, its folder's tokenizer (of the treebank of ``options``) and ``options``
+        (``ValueError`` for a setting the model does not take)."""
+        from spandep.tokenization import tokenizer_for
+
+        return Pipeline(self.load_model(), self.options, tokenizer_for(self.folder, self.options.treebank), self)
 
 
 class Pipeline:
     """A loaded parser, the tokenizer for its raw text (``None``: the rule fallback) and its inference options; made
-    by :func:`load`. ``factory`` loads the same parser in another process (for ``pipe(n_process=...)``; ``load``
-    sets it). ``ValueError`` for options the model's type does not have (``k`` for a Biaffine model)."""
+    by :func:`load` or :meth:`ModelSpec.load`. ``spec`` loads the same pipeline in another process (workers,
+    ``pipe(n_process=...)``; ``ModelSpec.load`` sets it). ``ValueError`` for options the model's type does not have
+    (``k`` for a Biaffine model), or without the treebank a model of several needs.
+
+    Each parse may take settings of its own (keywords such as ``k=5``, ``decoder="mst"``: :meth:`options_for`), put
+    over the pipeline's options; the treebank stays the pipeline's unless one is named."""
 
     def __init__(
         self,
         model: Parser,
         options: InferenceOptions | None = None,
         tokenizer: Tokenizer | None = None,
-        factory: ParserFactory | None = None,
+        spec: ModelSpec | None = None,
     ) -> None:
         from spandep.tokenization import RuleTokenizer
 
         self.model = model
         self.options = options or InferenceOptions()
         self.tokenizer = tokenizer or RuleTokenizer()
-        self.factory = factory
+        self.spec = spec
         model.settings(self.options)
 
     def __repr__(self) -> str:
@@ -61,54 +112,68 @@ class Pipeline:
         treebank = f", treebank={self.options.treebank!r}" if self.options.treebank else ""
         return f"Pipeline({self.model.name} model, {settings}, batch_tokens={self.options.batch_tokens}{treebank})"
 
-    def __call__(self, text: str) -> Doc:
+    def options_for(self, **settings: Any) -> InferenceOptions:
+        """The options of one parse: the pipeline's with ``settings`` (fields of
+        :class:`~spandep.inference.InferenceOptions`) over them; ``ValueError`` for an unknown or bad setting, or one
+        the model does not take."""
+        if not settings:
+            return self.options
+        options = InferenceOptions.from_dict({**asdict(self.options), **settings})
+        self.model.settings(options)
+        return options
+
+    def __call__(self, text: str, **settings: Any) -> Doc:
         """Split raw ``text`` into sentences, tokens and words with :attr:`tokenizer` and parse them; every word's
-        ``start_char``/``end_char`` is its span of ``text`` (``doc.text``)."""
+        ``start_char``/``end_char`` is its span of ``text`` (``doc.text``). ``settings``: :meth:`options_for`."""
         if not isinstance(text, str):
             raise TypeError(f"expected a str of raw text, got {type(text).__name__}; use parse_tokens for token lists")
-        return Doc(self.parse_sentences(self._text_sentences(text, "<text>")), text)
+        options = self.options_for(**settings)
+        return Doc(self.run(self._text_sentences(text, "<text>"), options), text)
 
-    def parse_tokens(self, sentences: Iterable[Sequence[str]]) -> Doc:
+    def parse_tokens(self, sentences: Iterable[Sequence[str]], **settings: Any) -> Doc:
         """Parse pre-tokenised sentences, each a list of token strings: ``[["I", "saw", "her"]]``."""
         if isinstance(sentences, str) or not isinstance(sentences, Iterable):
             raise TypeError("parse_tokens takes a list of sentences, each a list of token strings")
         items = list(sentences)
         if items and all(isinstance(t, str) for t in items):
             raise ValueError("parse_tokens takes a list of sentences, each a list of tokens: wrap one sentence in a list")
-        return Doc(self.parse_sentences([token_sentence(t, f"sentence {i}") for i, t in enumerate(items)]))
+        return Doc(self.parse_sentences([token_sentence(t, f"sentence {i}") for i, t in enumerate(items)], **settings))
 
-    def parse_file(self, path: str | Path, input_format: str = "conllu") -> Doc:
+    def parse_file(self, path: str | Path, input_format: str = "conllu", **settings: Any) -> Doc:
         """Parse a file in one of ``spandep parse``'s input formats: ``conllu``, ``conllx``, ``tokens`` (one
         sentence per line, tokens separated by spaces), ``text`` (raw text: ``doc.text`` is the file's text and
         words have offsets into it) or ``lines`` (raw text of a sentence a line, the same way). CoNLL-U columns are
         kept. The whole file is held in memory: for large files use ``parse_sentences(read_input(path, fmt))``."""
+        options = self.options_for(**settings)
         if input_format in RAW_TEXT_FORMATS:
             text = read_raw_text(path)
             split = self.tokenizer.iter_lines if input_format == "lines" else self.tokenizer.iter_sentences
-            return Doc(self.parse_sentences(split(text, str(path))), text)
-        return Doc(self.parse_sentences(read_input(path, input_format, self.tokenizer)))
+            return Doc(self.run(split(text, str(path)), options), text)
+        return Doc(self.run(read_input(path, input_format, self.tokenizer), options))
 
-    def pipe(self, items: Iterable[Item], batch_size: int = PIPE_BATCH, n_process: int = 1) -> Iterator[Doc]:
+    def pipe(self, items: Iterable[Item], batch_size: int = PIPE_BATCH, n_process: int = 1, **settings: Any) -> Iterator[Doc]:
         """Parse a (possibly endless) stream lazily, yielding one :class:`Doc` per item, in input order.
 
         An item is raw text (any number of sentences, none if blank), a list of token strings (one sentence) or a
         :class:`~spandep.data.sentence.Sentence`. Items are read ``batch_size`` at a time and the sentences of a
         batch parsed together: the Docs of a batch are yielded as soon as it is parsed, before the next batch is
         read. ``n_process`` > 1 parses batches in that many spawned processes (up to ``2 × n_process`` batches in
-        flight; the output is the same): the script must then call ``pipe`` under ``if __name__ == "__main__":``."""
+        flight; the output is the same): the script must then call ``pipe`` under ``if __name__ == "__main__":``.
+        ``settings``: :meth:`options_for`."""
         if isinstance(items, str) or not isinstance(items, Iterable):
             raise TypeError("pipe takes an iterable of items (texts, token lists, Sentences); for one text call nlp(text)")
         check_counts(("batch_size", batch_size, "pipe_batch"), ("n_process", n_process, "workers"))
-        if n_process > 1 and self.factory is None:
-            raise ValueError("n_process > 1 needs a pipeline made by spandep.load(), which knows how to load the model again")
-        return self._pipe(iter(items), batch_size, n_process)
+        options = self.options_for(**settings)
+        spec = self.worker_spec(options) if n_process > 1 else None
+        return self._pipe(iter(items), batch_size, n_process, options, spec)
 
     def stream(self, items: Iterable[Item]) -> Iterator[Doc]:
         """:meth:`pipe` with its default batch size, in this process (the name of earlier releases)."""
         return self.pipe(items)
 
-    def _pipe(self, items: Iterator[Item], batch_size: int, n_process: int) -> Iterator[Doc]:
-        from spandep.pipeline.predict import parse_stream
+    def _pipe(
+        self, items: Iterator[Item], batch_size: int, n_process: int, options: InferenceOptions, spec: ModelSpec | None
+    ) -> Iterator[Doc]:
         from spandep.pipeline.workers import parse_chunks
 
         shapes: deque[list[tuple[str | None, int]]] = deque()  # per batch read, not yet yielded: each item's text and sentence count
@@ -126,12 +191,10 @@ class Pipeline:
                 shapes.append(shape)
                 yield chunk
 
-        if n_process == 1:
-            parsed = (list(parse_stream(self.model, c, self.options, chunk_size=max(1, len(c)))) for c in chunks())
+        if spec is None:
+            parsed = (self.parse_chunk(c, options)[0] for c in chunks())
         else:
-            assert self.factory is not None  # checked by pipe
-            factory = replace(self.factory, options=self.options, threads=self.factory.threads or 1)
-            parsed = (sentences for sentences, _ in parse_chunks(factory, chunks(), n_process))
+            parsed = (sentences for sentences, _ in parse_chunks(spec, chunks(), n_process))
         for sentences in parsed:
             start = 0
             for text, count in shapes.popleft():
@@ -153,12 +216,38 @@ class Pipeline:
             return list(self._text_sentences(item, f"<item {index}>"))
         return [token_sentence(item, f"item {index}")]
 
-    def parse_sentences(self, sentences: Iterable[Sentence]) -> Iterator[Sentence]:
+    def parse_sentences(self, sentences: Iterable[Sentence], **settings: Any) -> Iterator[Sentence]:
         """Parse :class:`~spandep.data.sentence.Sentence` objects lazily, in order: each comes back with HEAD and
-        DEPREL set and every other column kept (e.g. from ``spandep.tokenization.inputs.read_input``)."""
+        DEPREL set and every other column kept (e.g. from ``spandep.tokenization.inputs.read_input``). ``settings``:
+        :meth:`options_for`."""
+        return self.run(sentences, self.options_for(**settings))
+
+    def run(
+        self,
+        sentences: Iterable[Sentence],
+        options: InferenceOptions | None = None,
+        chunk_size: int = CHUNK,
+        stats: InferenceStats | None = None,
+    ) -> Iterator[Sentence]:
+        """The parse every front end runs: ``sentences`` lazily, ``chunk_size`` at a time, in input order and with
+        bounded memory, with ``options`` (:meth:`options_for`'s; ``None``: the pipeline's); ``stats`` accumulates
+        the run's counters."""
         from spandep.pipeline.predict import parse_stream
 
-        return parse_stream(self.model, sentences, self.options)
+        return parse_stream(self.model, sentences, options or self.options, chunk_size, stats)
+
+    def parse_chunk(self, chunk: list[Sentence], options: InferenceOptions | None = None) -> tuple[list[Sentence], InferenceStats]:
+        """One chunk parsed together (:meth:`run` of a chunk its size: what a worker or an actor does with each), and
+        its counters."""
+        stats = InferenceStats()
+        return list(self.run(chunk, options, max(1, len(chunk)), stats)), stats
+
+    def worker_spec(self, options: InferenceOptions | None = None) -> ModelSpec:
+        """The spec a worker process loads this pipeline from, to parse with ``options`` (``None``: the pipeline's),
+        with one torch thread unless the spec says more; ``ValueError`` for a pipeline not made from a spec."""
+        if self.spec is None:
+            raise ValueError("n_process > 1 needs a pipeline made by spandep.load(), which knows how to load the model again")
+        return replace(self.spec, options=options or self.options, threads=self.spec.threads or 1)
 
 
 def load(
@@ -169,11 +258,12 @@ def load(
     decoder: str | None = None,
     batch_tokens: int = 4000,
     treebank: str | None = None,
+    int8: bool = False,
     **settings: Any,
 ) -> Pipeline:
-    """Load a model as a :class:`Pipeline`: a shipped model's name (``"en"``, the default; ``spandep models`` lists
-    them) or a model folder (``None``: ``$SPANDEP_MODEL``, else ``"en"``), with the folder's trained tokenizer (its
-    ``tokenizer/``) for raw text, else the rule fallback.
+    """Load a model as a :class:`Pipeline` (:meth:`ModelSpec.load`): a shipped model's name (``"en"``, the default;
+    ``spandep models`` lists them) or a model folder (``None``: ``$SPANDEP_MODEL``, else ``"en"``), with the folder's
+    trained tokenizer (its ``tokenizer/``) for raw text, else the rule fallback.
 
     ``device``: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"`` (CUDA when there is one). ``threads``: torch's
     CPU threads for this process (``None``: torch's default) and for each worker of ``pipe(n_process=...)``
@@ -182,20 +272,15 @@ def load(
     other inference settings chosen on dev (span models: ``k``, ``lam``, ``retrieval``, ``mutual``,
     ``arc_weight``, ``label_source``; see :class:`~spandep.inference.InferenceOptions`). ``treebank``: for a model
     trained on several treebanks, the one to parse as (its labels, tags and tokenizer; a shipped name such as
-    ``"fr"`` names its own); a ``ValueError`` listing the model's treebanks when it is missing or unknown. Raises
+    ``"fr"`` names its own); a ``ValueError`` listing the model's treebanks when it is missing or unknown. ``int8``:
+    int8 matrix products in the encoder (CPU; faster, its accuracy cost in BENCHMARKS.md). Raises
     :class:`~spandep.errors.ModelError` for a missing or unreadable model, an unknown name, a base encoder not
-    installed (its message names ``make models``) or a CUDA device this machine lacks and
-    ``ValueError`` for a bad option (an unknown device name included).
+    installed (its message names ``make models``) or a CUDA device this machine lacks and ``ValueError`` for a bad
+    option (an unknown device name included).
     """
-    from spandep.pipeline.model_io import resolve_model
-    from spandep.pipeline.workers import ParserFactory
-    from spandep.tokenization import tokenizer_for
-
     if threads is not None:
         check_counts(("threads", threads, "threads"))
     if not isinstance(device, str):
         raise TypeError(f"device must be a str such as 'cpu', 'cuda', 'cuda:1' or 'auto', not {device!r}")
-    choice = resolve_model(path)
-    options = choice.options(InferenceOptions.from_dict({"decoder": decoder, "batch_tokens": batch_tokens, "treebank": treebank, **settings}))
-    factory = ParserFactory(str(choice.folder), options, threads or 0, device)
-    return Pipeline(factory.load(), options, tokenizer_for(choice.folder, options.treebank), factory)
+    options = InferenceOptions.from_dict({"decoder": decoder, "batch_tokens": batch_tokens, "treebank": treebank, **settings})
+    return ModelSpec.resolve(path, options, threads=threads or 0, device=device, int8=int8).load()

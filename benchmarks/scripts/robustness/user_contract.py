@@ -210,9 +210,9 @@ def ray_cases() -> None:
 
     import spandep
     from spandep.integrations.ray_data import RayParser
-    from spandep.pipeline.workers import ParserFactory
+    from spandep.api import ModelSpec
 
-    parser, nlp = RayParser(ParserFactory()), spandep.load()
+    parser, nlp = RayParser(ModelSpec.resolve()), spandep.load()
     for tokens in ([1, None, "x"], "I saw her"):
         column = np.empty(1, dtype=object)
         column[0] = tokens

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from spandep.cli.common import bound, check_input, check_model_options, check_options, handle_errors, inference_options
+from spandep.cli.common import bound, check_input, check_options, handle_errors, inference_options, load_pipeline
 
 
 def benchmark_speed(
@@ -20,6 +20,7 @@ def benchmark_speed(
     decoder: Optional[str] = typer.Option(None, help="mst or projective; default: the model's."),
     threads: int = typer.Option(0, help="Torch CPU threads (0: torch's default)."),
     k: Optional[int] = typer.Option(None, help="Span models: spans proposed per word (default: the model's)."),
+    treebank: Optional[str] = typer.Option(None, help="A model trained on several treebanks: the one to parse as."),
     int8: bool = typer.Option(False, "--int8", help="int8 matrix products in the encoder (as spandep parse --int8)."),
     encoder_only: bool = typer.Option(
         False, "--encoder-only", help="Time the encoder's share of the parse alone (its floor): no scorer, decoder or head."
@@ -28,21 +29,16 @@ def benchmark_speed(
 ) -> None:
     """Parse INPUT repeatedly and report speed (model load and file reading excluded)."""
     with handle_errors():
-        import torch
-
+        from spandep.api import ModelSpec
         from spandep.data.conllu import read_conllu
-        from spandep.pipeline.model_io import load_model, resolve_model_dir
         from spandep.pipeline.speed import measure_speed
 
         check_options(("--runs", runs, bound("runs")), ("--warmup", warmup, bound("warmup")), ("--threads", threads, bound("threads")))
-        options = inference_options(decoder, k, None, batch_tokens)
+        options = inference_options(decoder, k, None, batch_tokens, treebank)
         check_input(input)
-        if threads:
-            torch.set_num_threads(threads)
-        parser = load_model(resolve_model_dir(model), int8=int8)
-        check_model_options(parser, options)
+        nlp = load_pipeline(ModelSpec.resolve(model, options, threads=threads, int8=int8))
         sentences = list(read_conllu(input))
-        result = measure_speed(parser, sentences, runs, warmup, options, encoder_only)
+        result = measure_speed(nlp.model, sentences, runs, warmup, nlp.options, encoder_only)
         result.update(input=str(input), int8=int8)
         if json_out:
             typer.echo(json.dumps(result, indent=2))

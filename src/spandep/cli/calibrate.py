@@ -26,13 +26,12 @@ def calibrate(
     calibrated head and label probabilities against LAS."""
     with handle_errors():
         import numpy as np
-        import torch
 
+        from spandep.api import ModelSpec
         from spandep.data.conllu import read_conllu
         from spandep.data.output import check_writable, write_bytes
         from spandep.evaluation.calibration import fit_platt, plot_reliability, reliability
-        from spandep.inference import InferenceOptions
-        from spandep.pipeline.model_io import load_model, save_calibration
+        from spandep.pipeline.model_io import save_calibration
 
         check_options(("--threads", threads, bound("threads")))
         check_input(dev, stdin=False)
@@ -40,12 +39,11 @@ def calibrate(
             check_writable(plot)
             if importlib.util.find_spec("matplotlib") is None:
                 raise OptionError("--plot needs matplotlib: pip install matplotlib (or the bench extra: pip install -e '.[bench]')")
-        if threads:
-            torch.set_num_threads(threads)
-        parser = load_model(model)
+        spec = ModelSpec(model, threads=threads)  # MODEL is a folder: its calibration may be written
+        parser = spec.load_model()
         check_one_treebank(parser, "calibrate")
         gold = list(read_conllu(dev))
-        parses = parser.parse(gold, InferenceOptions())
+        parses = parser.parse(gold, spec.options)  # raw scores: the saved calibration is what is measured
         kept = [(g, p) for g, p in zip(gold, parses) if p.scores is not None and p.heads]
         scores = [p.scores for _, p in kept]
         heads = [np.asarray(p.heads, dtype=np.int64) for _, p in kept]

@@ -17,12 +17,13 @@ from spandep.inference import InferenceOptions
 from spandep.limits import limit
 
 if TYPE_CHECKING:
+    from spandep.api import ModelSpec, Pipeline
     from spandep.models.base import Parser
     from spandep.tokenization.text import Tokenizer
 
 __all__ = [
     "BATCH_TOKENS", "DEVICE", "THREADS", "bound", "check_input", "check_model_options", "check_one_treebank", "check_options",
-    "error_message", "handle_errors", "inference_options", "text_tokenizer",
+    "error_message", "handle_errors", "inference_options", "load_pipeline", "text_tokenizer",
 ]
 
 # options shared by the commands that run a model over a dev file (tune, calibrate)
@@ -107,23 +108,32 @@ def check_one_treebank(model: Parser, command: str) -> None:
         )
 
 
-def check_model_options(model: Parser, options: InferenceOptions) -> None:
-    """An :class:`OptionError` when ``options`` name a setting the loaded model's type does not have."""
+def check_model_options(model: Parser, options: InferenceOptions, option: str = "") -> None:
+    """An :class:`OptionError` (after ``option``, the one to blame) when ``options`` name a setting the loaded model's
+    type does not have."""
     try:
         model.settings(options)
+    except ValueError as exc:
+        raise OptionError(f"{option}: {exc}" if option else str(exc)) from None
+
+
+def load_pipeline(spec: ModelSpec) -> Pipeline:
+    """The pipeline of ``spec`` (:meth:`~spandep.api.ModelSpec.load`); an :class:`OptionError` when its options name a
+    setting the model's type does not have, or a treebank it does not (or no treebank of a model of several)."""
+    try:
+        return spec.load()
     except ValueError as exc:
         raise OptionError(str(exc)) from None
 
 
-def text_tokenizer(choice: str, model: Path | None, treebank: str | None = None) -> Tokenizer:
-    """The tokenizer ``--tokenizer`` names: ``model`` (the model folder's trained one, that of ``treebank`` in a model
-    of several, else the rules), ``rules``, or the path of a tokenizer folder (``spandep train-tokenizer`` output,
-    or a model folder that holds one)."""
-    from spandep.pipeline.model_io import resolve_model_dir
-    from spandep.tokenization import RuleTokenizer, load_tokenizer, tokenizer_for
+def text_tokenizer(choice: str, nlp: Pipeline) -> Tokenizer:
+    """The tokenizer ``--tokenizer`` names: ``model`` (the pipeline's: its model folder's trained one, that of its
+    treebank in a model of several, else the rules), ``rules``, or the path of a tokenizer folder (``spandep
+    train-tokenizer`` output, or a model folder that holds one)."""
+    from spandep.tokenization import RuleTokenizer, load_tokenizer
 
     if choice == "model":
-        return tokenizer_for(resolve_model_dir(model), treebank)
+        return nlp.tokenizer
     if choice == "rules":
         return RuleTokenizer()
     if not Path(choice).is_dir():

@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 from tqdm import tqdm
 
-from spandep.cli.common import bound, check_input, check_model_options, check_options, handle_errors, inference_options, text_tokenizer
+from spandep.cli.common import bound, check_input, check_options, handle_errors, inference_options, load_pipeline, text_tokenizer
 from spandep.tokenization.inputs import INPUT_FORMATS, RAW_TEXT_FORMATS, check_input_data, read_input
 from spandep.data.output import check_writable
 from spandep.data.writers import OUTPUT_FORMATS, write_sentences
@@ -73,23 +73,20 @@ def parse(
         if output != "-":
             check_writable(Path(output))
 
+        from spandep.api import ModelSpec
         from spandep.inference import InferenceStats
-        from spandep.pipeline.model_io import resolve_model
         from spandep.pipeline.long import LONG_SENTENCE_WORDS
-        from spandep.pipeline.predict import parse_stream
-        from spandep.pipeline.workers import ParserFactory, parse_parallel
+        from spandep.pipeline.workers import parse_parallel
 
-        options = resolve_model(model).options(given)
-        factory = ParserFactory(str(model) if model else None, options, threads or (1 if workers > 1 else 0), device, int8)
-        parser = factory.load()  # here too with --workers: a bad model or option fails before any worker starts
-        check_model_options(parser, options)
-        sentences = read_input(input, input_format, text_tokenizer(tokenizer, model, options.treebank) if input_format in RAW_TEXT_FORMATS else None)
+        spec = ModelSpec.resolve(model, given, threads=threads or (1 if workers > 1 else 0), device=device, int8=int8)  # the name, once
+        nlp = load_pipeline(spec)  # here too with --workers: a bad model or option fails before any worker starts
+        sentences = read_input(input, input_format, text_tokenizer(tokenizer, nlp) if input_format in RAW_TEXT_FORMATS else None)
         stats = InferenceStats()
         if workers > 1:
-            del parser
-            parsed = parse_parallel(factory, sentences, workers, PARSE_CHUNK, stats)
+            del nlp  # each worker loads its own from the spec
+            parsed = parse_parallel(spec, sentences, workers, PARSE_CHUNK, stats)
         else:
-            parsed = parse_stream(parser, sentences, options, PARSE_CHUNK, stats)
+            parsed = nlp.run(sentences, chunk_size=PARSE_CHUNK, stats=stats)
         with contextlib.closing(parsed):  # stopped midway (Ctrl-C, SIGTERM, an error): the workers are stopped too
             write_sentences(tqdm(parsed, desc="parsing", unit=" sent", disable=None), output, output_format, confidence)
         if stats.windowed:

@@ -1,5 +1,6 @@
-"""``spandep tune MODEL DEV``: choose a span model's inference settings on dev and (``--write``) save them; for a
-model of several treebanks, those of the treebank ``--treebank`` names (DEV is its dev split)."""
+"""``spandep tune MODEL DEV``: choose a model's inference settings on dev (any parser type: those it has) and
+(``--write``) save them; for a model of several treebanks, those of the treebank ``--treebank`` names (DEV is its dev
+split)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,12 @@ from spandep.errors import OptionError
 
 
 def tune(
-    model: Path = typer.Argument(..., help="Model folder of a span parser."),
+    model: Path = typer.Argument(..., help="Model folder."),
     dev: Path = typer.Argument(..., help="Dev CoNLL-U file (never the test split)."),
-    ks: str = typer.Option("1,2,5,10", help="Comma-separated k values (spans proposed per word)."),
-    lams: str = typer.Option("0.25,0.5,1,2,4", help="Comma-separated λ values (weight of link scores)."),
+    ks: str = typer.Option("1,2,5,10", help="Span models: comma-separated k values (spans proposed per word)."),
+    lams: str = typer.Option("0.25,0.5,1,2,4", help="Span models: comma-separated λ values (weight of link scores)."),
     arc_weights: str = typer.Option("0,0.5,1,2", help="Comma-separated weights of the word scorer's arcs (models with one)."),
-    ablate_mutual: bool = typer.Option(False, "--ablate-mutual", help="Also score the best setting without the mutual term."),
+    ablate_mutual: bool = typer.Option(False, "--ablate-mutual", help="Span models: also score the best setting without the mutual term."),
     batch_tokens: int = BATCH_TOKENS,
     threads: int = THREADS,
     device: str = DEVICE,
@@ -33,18 +34,17 @@ def tune(
     out: Optional[Path] = typer.Option(None, "--out", help="JSON file for the whole sweep."),
     write: bool = typer.Option(False, "--write", help="Save the best setting as the model's own (config.json)."),
     within: Optional[float] = typer.Option(
-        None, "--within", help="Choose instead the smallest k whose best LAS (no punct) is at most this far below the best's (fastest)."
+        None, "--within", help="Span models: choose instead the smallest k whose best LAS (no punct) is at most this far below the best's (fastest)."
     ),
 ) -> None:
-    """Sweep k, retrieval, decoder, λ (and the word-scorer terms) on DEV; print every row and the best one."""
+    """Sweep the settings the model has on DEV (a span model: k, retrieval, decoder, λ and the word-scorer terms; a
+    Biaffine one: the decoder); print every row and the best one."""
     with handle_errors():
-        import torch
-
+        from spandep.api import ModelSpec
         from spandep.data.conllu import read_conllu
         from spandep.data.output import check_writable, write_blocks
         from spandep.inference import InferenceOptions
-        from spandep.models.span.parser import SpanParser
-        from spandep.pipeline.model_io import load_model, save_inference
+        from spandep.pipeline.model_io import save_inference
         from spandep.training.tune import row_options, tuning_record
         from spandep.training.tune import tune as sweep
 
@@ -69,17 +69,17 @@ def tune(
         check_input(dev)
         if out is not None:
             check_writable(out)
-        if threads:
-            torch.set_num_threads(threads)
-        parser = load_model(model, device)
-        if not isinstance(parser, SpanParser):
-            raise OptionError(f"MODEL: {model} is a {parser.name} model; tune chooses a span model's settings")
+        parser = ModelSpec(model, threads=threads, device=device).load_model()  # MODEL is a folder: its settings may be written
         if parser.treebanks is not None and treebank is None:
             raise OptionError(
                 f"MODEL is trained on several treebanks ({', '.join(parser.treebanks.names)}): name the one DEV belongs to "
                 "with --treebank NAME (each treebank's settings are chosen on its own dev)"
             )
         check_model_options(parser, InferenceOptions(treebank=treebank))
+        if ablate_mutual:
+            check_model_options(parser, InferenceOptions(mutual=False, treebank=treebank), "--ablate-mutual")
+        if within is not None:
+            check_model_options(parser, InferenceOptions(k=1, treebank=treebank), "--within")
         result = sweep(parser, list(read_conllu(dev)), *grid, batch_tokens=batch_tokens, ablate_mutual=ablate_mutual,
                        report=lambda kind, row: typer.echo(f"{kind}: {json.dumps(row)}"), treebank=treebank, within=within)
         typer.echo(f"best on dev: {json.dumps(result.best)}")

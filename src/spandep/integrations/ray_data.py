@@ -2,8 +2,9 @@
 
 Users who parse corpora beyond one machine already run Ray Data; this plugs spandep into it instead of adding an
 engine of our own. :class:`RayParser` is the callable class ``map_batches`` instantiates once per actor: it loads the
-model once (from a :class:`~spandep.pipeline.workers.ParserFactory`, which holds only a path and options, so Ray ships
-it cheaply) and parses each batch as ``parse_stream`` parses a chunk. :func:`parse_dataset` wires it up::
+pipeline once (from a :class:`~spandep.api.ModelSpec`, which holds only a folder and options, so Ray ships it
+cheaply) and parses each batch as the pipeline parses a chunk (``Pipeline.parse_chunk``). :func:`parse_dataset` wires
+it up::
 
     import ray
     from spandep.integrations.ray_data import parse_dataset
@@ -23,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from spandep.api import ModelSpec
 from spandep.data.conllu import token_sentence
 from spandep.inference import InferenceOptions
 from spandep.limits import check_counts
-from spandep.pipeline.workers import ParserFactory
 
 if TYPE_CHECKING:
     import ray.data
@@ -48,11 +49,10 @@ def _object_column(rows: list[list[Any]]) -> np.ndarray:
 
 
 class RayParser:
-    """``map_batches`` callable class: builds the parser once per actor, then parses numpy batches."""
+    """``map_batches`` callable class: loads the pipeline of ``spec`` once per actor, then parses numpy batches."""
 
-    def __init__(self, factory: ParserFactory) -> None:
-        self.factory = factory
-        self.model = factory.load()
+    def __init__(self, spec: ModelSpec) -> None:
+        self.nlp = spec.load()
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if "tokens" not in batch:
@@ -61,7 +61,7 @@ class RayParser:
             token_sentence(tokens.tolist() if isinstance(tokens, np.ndarray) else tokens, f"row {row} of the batch")
             for row, tokens in enumerate(batch["tokens"])
         ]
-        parsed, _ = self.factory.parse_chunk(self.model, sentences)
+        parsed, _ = self.nlp.parse_chunk(sentences)
         out = dict(batch)
         out["heads"] = _object_column([[int(h or 0) for h in s.heads] for s in parsed])
         out["deprels"] = _object_column([s.deprels for s in parsed])
@@ -86,12 +86,10 @@ def parse_dataset(
     check_counts(("actors", actors, "ray_actors"), ("batch_size", batch_size, "pipe_batch"), ("threads", threads, "threads"))
     import ray.data
 
-    from spandep.pipeline.model_io import resolve_model
-
-    factory = ParserFactory(model, resolve_model(model).options(options or InferenceOptions()), threads)
+    spec = ModelSpec.resolve(model, options or InferenceOptions(), threads=threads)  # the name, once: actors load the folder
     return ds.map_batches(
         RayParser,
-        fn_constructor_kwargs={"factory": factory},
+        fn_constructor_kwargs={"spec": spec},
         batch_size=batch_size,
         batch_format="numpy",
         compute=ray.data.ActorPoolStrategy(size=actors),

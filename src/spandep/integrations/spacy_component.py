@@ -3,8 +3,8 @@ predicts them) with their confidence on spaCy Docs.
 
 ``nlp = spacy.blank("en"); nlp.add_pipe("spandep", config={"model": None})`` (a shipped model's name such as
 ``"en"``, a model folder, or ``None``: ``$SPANDEP_MODEL``, else the shipped default; other settings: ``decoder``,
-``batch_tokens`` and ``inference``, a table of the model's inference settings such as ``{"k": 5}``, as in
-:func:`spandep.load`).
+``batch_tokens``, ``treebank`` (a model trained on several: the one to parse as) and ``inference``, a table of the
+model's inference settings such as ``{"k": 5}``, as in :func:`spandep.load`).
 
 - Sentences: a Doc whose sentence boundaries are already set (a ``sentencizer`` or ``senter`` earlier in the
   pipeline, or ``sent_starts`` given by hand) is parsed one sentence at a time; otherwise its text is split into
@@ -150,7 +150,7 @@ def _set_trees(doc: Doc, trees: list[tuple[int, int, Sentence]]) -> None:
 
 @Language.factory(
     "spandep",
-    default_config={"model": None, "decoder": None, "batch_tokens": 4000, "inference": {}},
+    default_config={"model": None, "decoder": None, "batch_tokens": 4000, "treebank": None, "inference": {}},
     assigns=[
         "token.head", "token.dep", "token.pos", "token.tag", "token.lemma", "token.morph", "token.is_sent_start",
         "doc.sents", "token._.head_prob", "token._.label_prob",
@@ -162,9 +162,10 @@ def make_spandep(
     model: str | None,
     decoder: str | None,
     batch_tokens: int,
+    treebank: str | None,
     inference: dict[str, Any],
 ) -> SpandepComponent:
     """Load the parser (``model``: a shipped model's name, a model folder, ``None`` for the default) as a spaCy component."""
     from spandep.api import load
 
-    return SpandepComponent(load(model, decoder=decoder, batch_tokens=batch_tokens, **inference), name)
+    return SpandepComponent(load(model, decoder=decoder, batch_tokens=batch_tokens, treebank=treebank, **inference), name)

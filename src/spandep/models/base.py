@@ -9,7 +9,9 @@ A parser type is a :class:`Parser` subclass registered in ``spandep.models.PARSE
 * ``inference_defaults``: the :class:`~spandep.inference.InferenceOptions` settings it honours, with defaults;
 * optionally ``settings_problem``: a check of its ``[model]`` settings when a training config is read;
 
-and implements :meth:`Parser.loss` and :meth:`Parser.parse`. Output heads (``spandep.models.heads``) attach to any
+and implements :meth:`Parser.loss` and :meth:`Parser.parse`; a type whose parse is a costly pass and a cheap
+decoding also implements :meth:`Parser.score` (with ``scoring_settings``), so that a sweep runs the pass once. Output
+heads (``spandep.models.heads``) attach to any
 parser type: they read the encoder's word vectors, train with the parser's loss (:meth:`Parser.heads_loss`) and
 fill their column (:meth:`Parser.annotate`). Each parse carries its arcs' scores (:class:`ArcScores`), from which
 the confidence of every head and label follows (:attr:`Parser.calibration`, ``models/confidence.py``).
@@ -41,7 +43,7 @@ from spandep.models.heads import HEADS, IGNORE, HeadInput
 from spandep.models.treebanks import LABELS, Treebanks
 from spandep.registry import SettingsCheck
 
-__all__ = ["Parse", "Parser", "fallback_labels"]
+__all__ = ["Parse", "Parser", "Scores", "fallback_labels"]
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class Parser(SettingsCheck, nn.Module):
     config_defaults: ClassVar[dict[str, Any]] = {}
     decoders: ClassVar[dict[str, str]] = {}
     inference_defaults: ClassVar[dict[str, Any]] = {}
+    scoring_settings: ClassVar[tuple[str, ...]] = ()  # settings that change what :meth:`score` computes, not just its decoding
     config: dict[str, Any]  # the saved config, set by ``spandep.pipeline.model_io.load_model``
 
     def __init__(
@@ -274,5 +277,29 @@ class Parser(SettingsCheck, nn.Module):
         lists. ``options`` over the saved settings (:meth:`settings`); ``stats`` accumulates the run's counters."""
         raise NotImplementedError
 
+    def score(self, sentences: Sequence[Sentence], options: InferenceOptions | None = None) -> Scores:
+        """The model's pass over ``sentences`` with ``options``, to decode under other settings that keep its
+        ``scoring_settings`` (``spandep tune``'s sweep). Here nothing is kept: each decoding parses again."""
+        return Scores(self, list(sentences))
+
     def device(self) -> torch.device:
         return next(self.parameters()).device
+
+
+class Scores:
+    """A parser's pass over some sentences (:meth:`Parser.score`): :meth:`decode` gives their parses under any
+    settings that keep the pass's ``Parser.scoring_settings``, :meth:`report` what the pass says about itself. This
+    one keeps nothing of the pass: each decoding is a parse."""
+
+    def __init__(self, parser: Parser, sentences: list[Sentence]) -> None:
+        self.parser = parser
+        self.sentences = sentences
+
+    def decode(self, options: InferenceOptions) -> tuple[list[Parse], InferenceStats]:
+        """The parses with ``options`` (over the saved settings) and their counters."""
+        stats = InferenceStats()
+        return self.parser.parse(self.sentences, options, stats), stats
+
+    def report(self, gold: Sequence[Sentence]) -> dict[str, Any]:
+        """Figures of the pass against the ``gold`` trees of its sentences (none here)."""
+        return {}

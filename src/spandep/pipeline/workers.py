@@ -1,7 +1,8 @@
-"""Multi-process parsing on one machine: a picklable parser factory and an ordered, bounded-memory parallel map.
+"""Multi-process parsing on one machine: an ordered, bounded-memory parallel map over worker processes.
 
-``ParserFactory`` holds only a model path and options (no live model), so it pickles cheaply and works with the
-``spawn`` start method; each worker process builds its parser once. ``parse_chunks`` parses chunks of sentences in
+Each worker process loads its pipeline once from a spec (``spandep.api.ModelSpec``: a model folder and options, no
+live model, so it pickles cheaply and works with the ``spawn`` start method) and parses each chunk it is sent with the
+pipeline's ``parse_chunk``. ``parse_chunks`` parses chunks of sentences in
 the workers, keeping at most ``2 × workers`` chunks in flight (memory stays bounded on any input size), and yields
 them in input order; ``parse_parallel`` cuts a stream of sentences into such chunks. Each chunk is parsed exactly
 as ``parse_stream`` parses a chunk of the same size, so the output equals a single-process run with the same chunks.
@@ -23,48 +24,30 @@ import signal
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from itertools import islice
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, Protocol
 
 from spandep.data.sentence import Sentence
-from spandep.inference import InferenceOptions, InferenceStats
+from spandep.inference import InferenceStats
 
-__all__ = ["ParserFactory", "parse_chunks", "parse_parallel"]
-
-
-@dataclass(frozen=True)
-class ParserFactory:
-    """Everything a process needs to build a parser: ``model`` folder (``None``: the default model) and options."""
-
-    model: str | None = None
-    options: InferenceOptions = field(default_factory=InferenceOptions)
-    threads: int = 1
-    device: str = "cpu"
-    int8: bool = False
-
-    def load(self) -> Any:
-        """Load the model in this process (``threads`` torch threads)."""
-        import torch
-
-        from spandep.pipeline.model_io import load_model, resolve_model_dir
-
-        if self.threads:
-            torch.set_num_threads(self.threads)
-        return load_model(resolve_model_dir(self.model), self.device, self.int8)
-
-    def parse_chunk(self, model: Any, chunk: list[Sentence]) -> tuple[list[Sentence], InferenceStats]:
-        """Parse one chunk with a loaded model (the same call ``parse_stream`` makes per chunk) and its counters."""
-        from spandep.pipeline.predict import parse_stream
-
-        stats = InferenceStats()
-        parsed = list(parse_stream(model, chunk, self.options, chunk_size=max(1, len(chunk)), stats=stats))
-        return parsed, stats
+__all__ = ["ChunkParser", "Spec", "parse_chunks", "parse_parallel"]
 
 
-def _serve(factory: ParserFactory, tasks: Connection, results: Connection) -> None:
-    """One worker: load the model, then parse each chunk received on ``tasks`` and send ``(True, (parsed, stats))``
+class ChunkParser(Protocol):
+    """A loaded pipeline, as a worker uses it (``spandep.api.Pipeline``)."""
+
+    def parse_chunk(self, chunk: list[Sentence]) -> tuple[list[Sentence], InferenceStats]: ...
+
+
+class Spec(Protocol):
+    """What loads a pipeline in a worker process, picklable (``spandep.api.ModelSpec``)."""
+
+    def load(self) -> ChunkParser: ...
+
+
+def _serve(spec: Spec, tasks: Connection, results: Connection) -> None:
+    """One worker: load the pipeline, then parse each chunk received on ``tasks`` and send ``(True, (parsed, stats))``
     or ``(False, error)`` on ``results``, until ``tasks`` ends. A thread receives the chunks, so that the caller's
     sends never wait on this worker's own send of a result (no deadlock on large chunks)."""
     inbox: queue.SimpleQueue[list[Sentence] | None] = queue.SimpleQueue()
@@ -81,14 +64,14 @@ def _serve(factory: ParserFactory, tasks: Connection, results: Connection) -> No
 
     threading.Thread(target=receive, daemon=True).start()
     try:
-        model, failure = factory.load(), None
+        pipeline: ChunkParser | Exception = spec.load()
     except Exception as exc:  # reported with each chunk, so that the caller raises it at its first result
-        model, failure = None, exc
+        pipeline = exc
     while (chunk := inbox.get()) is not None:
         try:
-            if failure is not None:
-                raise failure
-            reply: tuple[bool, Any] = (True, factory.parse_chunk(model, chunk))
+            if isinstance(pipeline, Exception):
+                raise pipeline
+            reply: tuple[bool, Any] = (True, pipeline.parse_chunk(chunk))
         except Exception as exc:
             reply = (False, exc)
         try:
@@ -101,7 +84,7 @@ class _Workers:
     """``count`` spawned worker processes, each with a pipe of its own for chunks and one for results: nothing is
     shared between them, so stopping (killing the processes) can never wait on a lock a worker held."""
 
-    def __init__(self, factory: ParserFactory, count: int) -> None:
+    def __init__(self, spec: Spec, count: int) -> None:
         ctx = mp.get_context("spawn")
         self.processes: list[Any] = []
         self.tasks: list[Connection] = []
@@ -110,7 +93,7 @@ class _Workers:
             for _ in range(count):
                 task_out, task_in = ctx.Pipe(duplex=False)
                 result_out, result_in = ctx.Pipe(duplex=False)
-                process = ctx.Process(target=_serve, args=(factory, task_out, result_in), daemon=True)
+                process = ctx.Process(target=_serve, args=(spec, task_out, result_in), daemon=True)
                 with _sigint_ignored():  # Ctrl-C stops the caller, whose leaving stops the workers: they ignore it
                     process.start()
                 task_out.close()  # the worker's ends: closed here, so that a worker's end is seen as end of file
@@ -149,7 +132,7 @@ class _Workers:
 
 
 def parse_chunks(
-    factory: ParserFactory, chunks: Iterable[list[Sentence]], workers: int = 2
+    spec: Spec, chunks: Iterable[list[Sentence]], workers: int = 2
 ) -> Iterator[tuple[list[Sentence], InferenceStats]]:
     """Parse each chunk in one of ``workers`` spawned processes (in turn, two chunks in flight each), yielding the
     parsed chunks and their counters in input order; the first error of a worker (loading the model included) is
@@ -157,7 +140,7 @@ def parse_chunks(
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive int, not {workers!r}")
     it = iter(chunks)
-    pool = _Workers(factory, workers)
+    pool = _Workers(spec, workers)
     try:
         pending: deque[int] = deque()  # the worker of each chunk in flight, in input order
         sent = 0
@@ -188,7 +171,7 @@ def _sigint_ignored() -> Iterator[None]:
 
 
 def parse_parallel(
-    factory: ParserFactory,
+    spec: Spec,
     sentences: Iterable[Sentence],
     workers: int = 2,
     chunk_size: int = 512,
@@ -197,7 +180,7 @@ def parse_parallel(
     """Parse ``sentences`` with ``workers`` processes (spawned), ``chunk_size`` at a time, yielding them in input
     order; ``stats`` accumulates the workers' counters."""
     it = iter(sentences)
-    for parsed, counters in parse_chunks(factory, iter(lambda: list(islice(it, chunk_size)), []), workers):
+    for parsed, counters in parse_chunks(spec, iter(lambda: list(islice(it, chunk_size)), []), workers):
         if stats is not None:
             stats.add(counters)
         yield from parsed

@@ -88,7 +88,8 @@ class ServiceSettings:
 @dataclass(frozen=True)
 class ParseRequest:
     """One request: ``data`` (its bytes), the served ``model``'s name (``None``: the default), the input format of
-    ``spandep parse``, the raw-text ``tokenizer`` (``model`` or ``rules``), the inference ``options``, and whether
+    ``spandep parse``, the raw-text ``tokenizer`` (``model`` or ``rules``), the inference ``options`` (the settings
+    it gives, put over the served pipeline's own, whose treebank it keeps; its batch size), and whether
     to tag and to parse (UDPipe's ``tagger`` and ``parser``: a column not predicted is kept as the input had it);
     ``retag``: blank the input's UPOS, XPOS, FEATS and LEMMA that the model has a head for before parsing, so it
     predicts them afresh (UDPipe's ``tagger`` on ``/process``; a column the model cannot predict stays the user's;
@@ -188,7 +189,8 @@ class Service:
         }
 
     def options(self, decoder: str | None = None, k: int | None = None, lam: float | None = None) -> InferenceOptions:
-        """Inference options of a request, over each model's own (400 for a value out of its range)."""
+        """Inference options of a request, to put over each served pipeline's own (400 for a value out of its
+        range)."""
         try:
             return InferenceOptions(decoder=decoder, k=k, lam=lam, batch_tokens=self.settings.batch_tokens)
         except ValueError as exc:
@@ -199,12 +201,12 @@ class Service:
         ``gone`` returns when the client disconnects (its work is then dropped: :class:`ClientGone`)."""
         name = self.model_name(request.model)
         self._check_size(request)
-        try:
-            self.models[name].model.settings(request.options)
+        try:  # the pipeline's options (its treebank) with the request's settings over them
+            options = self.models[name].options_for(batch_tokens=request.options.batch_tokens, **request.options.given())
         except ValueError as exc:
             raise ServiceError(400, f"model {name}: {exc}") from None
         given: list[Sentence] = []
-        key = (name, request.options) if request.tag or request.parse else None
+        key = (name, options) if request.tag or request.parse else None
         try:
             future = self.batcher.submit(key, lambda: self._read(name, request, given), len(request.data) // BYTES_PER_WORD)
         except QueueFull as full:
@@ -271,12 +273,10 @@ class Service:
         return [_blank(x, predicted) for x in given] if request.retag and predicted else given
 
     def _parse_batch(self, key: Hashable, sentences: list[Sentence]) -> list[Sentence]:
-        from spandep.pipeline.predict import parse_stream
-
         name, options = key  # type: ignore[misc]
         parsed: list[Sentence | None] = [None] * len(sentences)
         for group in length_groups([len(s) for s in sentences], LENGTH_RATIO):
-            for i, s in zip(group, parse_stream(self.models[name].model, [sentences[i] for i in group], options, len(group))):
+            for i, s in zip(group, self.models[name].parse_chunk([sentences[i] for i in group], options)[0]):
                 parsed[i] = s
         if not self.batcher.queued() or time.monotonic() - self.trimmed >= TRIM_EVERY_S:  # the turn's peak back, when idle or every 2 s
             trim()

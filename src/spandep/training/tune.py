@@ -1,12 +1,15 @@
-"""Choosing a span model's inference settings on dev: k, retrieval, λ, decoder and the word-scorer terms.
+"""Choosing a model's inference settings on dev, for every parser type through the ``Parser`` interface.
 
-For each k the models run once (with retrieval, ``models.span.inference.score_spans``); decoding without retrieval
-uses the proposal's candidates only (``ScoredSentence.proposals_only``), so one pass gives both. The sweep reports
-the span recall of the gold (hull) spans with and without retrieval (``proposal.span_hits``) and UAS/LAS
-(punctuation excluded and all words) of every (k, retrieval, decoder, λ, arc weight). The best setting is the one
-with the highest mean of UAS and LAS without punctuation; for a model with a word scorer it is also scored with
-labels from the word scorer, and with ``ablate_mutual`` without the child-side (mutual) term, each kept when
-better. ``best_paper`` is the best setting without word-scorer terms (the paper's parser). Test data is never read.
+The sweep crosses the settings the model's type has (``Parser.inference_defaults``) and whose values it takes (an
+``arc_weight`` needs a word scorer): ``k``, retrieval, decoder, λ and the word scorer's arc weight, with labels from
+the linker and the mutual term on. The model's pass (``Parser.score``) runs once per value of its
+``scoring_settings`` (a span model: once per k, with retrieval; a Biaffine model has none, and each decoding is a
+parse), and every other setting only decodes it. Each pass reports what it can of itself (a span model: the recall
+of the gold (hull) spans with and without retrieval, ``models/span/scores.py``); each setting UAS/LAS (punctuation
+excluded and all words). The best setting is the one with the highest mean of UAS and LAS without punctuation; it is
+then also scored with labels from the word scorer (where the model has one) and, with ``ablate_mutual``, without the
+child-side (mutual) term, each kept when better. ``best_paper`` is the best setting without word-scorer terms (the
+paper's parser). Test data is never read.
 """
 
 from __future__ import annotations
@@ -14,20 +17,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from itertools import product
 from typing import Any
 
 from spandep.data.sentence import Sentence
-from spandep.data.trees import hull_spans
 from spandep.evaluation.metrics import evaluate
-from spandep.inference import InferenceOptions
-from spandep.models.span.inference import ScoredSentence, decode_scored, score_spans
-from spandep.models.span.parser import SpanParser
-from spandep.models.span.proposal import span_hits
+from spandep.inference import MODEL_SETTINGS, InferenceOptions
+from spandep.models.base import Parser, Scores
 from spandep.pipeline.predict import with_tree
 
 __all__ = ["SELECTION", "Tuning", "fastest_within", "row_options", "selection_score", "tune"]
 
 SELECTION = "mean of UAS and LAS, punctuation (UPOS PUNCT/SYM) excluded, on dev"
+FIXED = {"label_source": "linker", "mutual": True}  # the sweep's choices of these, tried the other way on its best only
 Row = dict[str, Any]
 
 
@@ -65,27 +67,26 @@ class Tuning:
 
 def row_options(row: Row) -> InferenceOptions:
     """A sweep row's settings as inference options."""
-    return InferenceOptions.from_dict({k: row[k] for k in ("k", "lam", "decoder", "retrieval", "mutual", "arc_weight", "label_source")})
+    return InferenceOptions.from_dict({k: row[k] for k in MODEL_SETTINGS if k in row})
 
 
-def candidate_recall(scored: Sequence[ScoredSentence], dev: Sequence[Sentence]) -> float:
-    """Share (%) of words whose gold (hull) span is among their candidates."""
-    candidates, gold = [], []
-    for sc, sentence in zip(scored, dev):
-        if sc.cands is None:
+def accepted(model: Parser, name: str, values: Sequence[Any], treebank: str | None = None) -> list[Any]:
+    """The ``values`` of the setting ``name`` that ``model`` takes (none when its type lacks the setting); when it
+    takes none of them, its own saved value."""
+    if name not in model.inference_defaults:
+        return []
+    kept = []
+    for value in values:
+        try:
+            model.settings(InferenceOptions.from_dict({name: value, "treebank": treebank}))
+        except ValueError:
             continue
-        per_word: list[list[tuple[int, int, float]]] = [[] for _ in range(sc.n)]
-        for r, s, e in zip(sc.cands.root[1:].tolist(), sc.cands.start[1:].tolist(), sc.cands.end[1:].tolist()):
-            per_word[r - 1].append((s, e, 0.0))
-        candidates.append(per_word)
-        gold.append(hull_spans([int(h or 0) for h in sentence.heads]))
-    size = max((len(c) for sentence in candidates for c in sentence), default=1)
-    hits, total = span_hits(candidates, gold, ks=(size,))
-    return 100.0 * hits[size] / max(total, 1)
+        kept.append(value)
+    return kept or [getattr(model.settings(InferenceOptions(treebank=treebank)), name)]
 
 
 def tune(
-    model: SpanParser,
+    model: Parser,
     dev: list[Sentence],
     ks: Sequence[int] = (1, 2, 5, 10),
     lams: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0),
@@ -98,72 +99,67 @@ def tune(
 ) -> Tuning:
     """Sweep the settings on ``dev`` (see the module docstring) parsed as ``treebank`` (of a model of several);
     ``report`` sees every row as it is made. ``within``: also choose the fastest setting that close to the best
-    (:func:`fastest_within`)."""
-    weights = list(arc_weights) if model.word_scorer is not None else [0.0]
-    allow_root = model.linker.allow_root_in_span
-    fallback = model.label_names(InferenceOptions(treebank=treebank))
+    (:func:`fastest_within`, a model with ``k``)."""
+    grid = {"k": ks, "retrieval": (False, True), "decoder": ("projective", "mst"), "lam": lams, "arc_weight": arc_weights,
+            **{name: (value,) for name, value in FIXED.items()}}
+    axes = {name: values for name, values in ((n, accepted(model, n, v, treebank)) for n, v in grid.items()) if values}
+    scoring = [name for name in axes if name in model.scoring_settings]
+    others = [name for name in axes if name not in scoring]
+    passes: dict[tuple[Any, ...], Scores] = {}  # the values of the scoring settings -> the model's pass
 
-    def score(scored: Sequence[ScoredSentence], setting: Row) -> Row:
-        decode = model.decoder(InferenceOptions(decoder=setting["decoder"]))
-        results, fallbacks = decode_scored(
-            scored, model.labels, decode, setting["lam"], allow_root, setting["arc_weight"], setting["label_source"], fallback
-        )
-        r = evaluate(dev, [with_tree(s, p) for s, p in zip(dev, results)])
+    def options(setting: Row) -> InferenceOptions:
+        return InferenceOptions.from_dict({**setting, "batch_tokens": batch_tokens, "treebank": treebank})
+
+    def scores(setting: Row) -> Scores:
+        key = tuple(setting[name] for name in scoring)
+        if key not in passes:
+            passes[key] = model.score(dev, options({name: setting[name] for name in scoring}))
+        return passes[key]
+
+    def score(setting: Row) -> Row:
+        parses, stats = scores(setting).decode(options(setting))
+        r = evaluate(dev, [with_tree(s, p) for s, p in zip(dev, parses)])
         return {**setting, "UAS": r.uas, "LAS": r.las, "UAS_nopunct": r.uas_no_punct, "LAS_nopunct": r.las_no_punct,
-                "dp_fallbacks": fallbacks if setting["decoder"] == "projective" else 0}
+                "dp_fallbacks": stats.dp_fallbacks}
 
     recalls: list[Row] = []
     rows: list[Row] = []
-    swept: dict[int, list[ScoredSentence]] = {}  # k -> the sweep's scores (with retrieval, mutual term on)
-    for k in ks:
+    for values in product(*(axes[name] for name in scoring)):  # one pass each
+        first = dict(zip(scoring, values))
         t0 = time.perf_counter()
-        options = InferenceOptions(k=k, retrieval=True, mutual=True, batch_tokens=batch_tokens, treebank=treebank)
-        scored, stats = score_spans(model, dev, options)
-        swept[k] = scored
-        only = [sc.proposals_only() for sc in scored]
-        recalls.append({"k": k, "recall": candidate_recall(only, dev), "recall_retrieval": candidate_recall(scored, dev),
-                        "queries": stats.queries, "retrieved_spans": stats.retrieved_spans,
-                        "score_seconds": round(time.perf_counter() - t0, 1)})
-        report("recall", recalls[-1])
-        for retrieval, view in ((False, only), (True, scored)):
-            for decoder in ("projective", "mst"):
-                for lam in lams:
-                    for arc_weight in weights:
-                        setting = {"k": k, "retrieval": retrieval, "decoder": decoder, "lam": lam, "arc_weight": arc_weight,
-                                   "label_source": "linker", "mutual": True}
-                        rows.append(score(view, setting))
-                        report("setting", rows[-1])
+        figures = scores(first).report(dev)
+        if figures:
+            swept = {name: value for name, value in first.items() if name not in FIXED}
+            recalls.append({**swept, **figures, "score_seconds": round(time.perf_counter() - t0, 1)})
+            report("recall", recalls[-1])
+        for rest in product(*(axes[name] for name in others)):
+            setting = {**first, **dict(zip(others, rest))}
+            rows.append(score({name: setting[name] for name in axes}))
+            report("setting", rows[-1])
     best = max(rows, key=selection_score)
-    best_paper = max((r for r in rows if r["arc_weight"] == 0.0), key=selection_score, default=None)
+    best_paper = max((r for r in rows if r["arc_weight"] == 0.0), key=selection_score, default=None) if "arc_weight" in axes else None
 
     def rescore(row: Row, **change: Any) -> Row:
-        """``row``'s setting decoded again with ``change`` (a model pass only without the mutual term)."""
-        setting = {key: row[key] for key in ("k", "retrieval", "decoder", "lam", "arc_weight", "label_source", "mutual")}
-        setting.update(change)
-        if setting["mutual"]:
-            scored = swept[setting["k"]]
-        else:
-            scored, _ = score_spans(model, dev, InferenceOptions(k=setting["k"], retrieval=setting["retrieval"], mutual=False,
-                                                                 batch_tokens=batch_tokens, treebank=treebank))
-        if not setting["retrieval"]:
-            scored = [sc.proposals_only() for sc in scored]
-        return score(scored, setting)
+        """``row``'s setting decoded again with ``change`` (a model pass only for a scoring setting)."""
+        return score({**{name: row[name] for name in axes}, **change})
+
+    word = accepted(model, "label_source", ("word",), treebank) == ["word"]
 
     def with_word_labels(row: Row) -> Row:
-        return row if model.word_scorer is None else max(row, rescore(row, label_source="word"), key=selection_score)
+        return max(row, rescore(row, label_source="word"), key=selection_score) if word else row
 
     word_labels = ablation = None
-    if model.word_scorer is not None:
+    if word:
         word_labels = rescore(best, label_source="word")
         report("word labels", word_labels)
         best = max(best, word_labels, key=selection_score)
-    if ablate_mutual:
+    if ablate_mutual and "mutual" in axes:
         ablation = rescore(best, mutual=False)
         report("no mutual term", ablation)
         best = max(best, ablation, key=selection_score)
         if best_paper is not None:
             best_paper = max(best_paper, rescore(best_paper, mutual=False), key=selection_score)
-    fastest = None if within is None else fastest_within(rows, best, within, with_word_labels)
+    fastest = None if within is None or "k" not in axes else fastest_within(rows, best, within, with_word_labels)
     return Tuning(recalls, rows, best, best_paper, word_labels, ablation, fastest)
 
 

@@ -159,6 +159,17 @@ class SpanLinker(PretrainedAssets, LinkScorer):
         """The sentence's word pieces, tokenised once (``vectors`` are not used: queries are re-encoded)."""
         return self.queries.sentence_pieces(list(forms), list(upos) if upos is not None and self.upos_vocab is not None else None)
 
+    def training_state(self, forms: Sequence[str], upos: Sequence[str] | None) -> SentencePieces:
+        """The word pieces, tokenised once with the training sentence's features."""
+        return self.prepare(forms, upos)
+
+    def training_batch(
+        self, x: torch.Tensor, word_mask: torch.Tensor, sentence: Sequence[int], spans: torch.Tensor, states: Sequence[Any]
+    ) -> dict[str, Any]:
+        """The step's queries built from each sentence's word pieces (the word vectors are not used)."""
+        items = [(states[b], *(int(v) for v in span)) for b, span in zip(sentence, spans)]
+        return {k: v.to(x.device) for k, v in self.make_batch(items).items()}
+
     def query_length(self, state: SentencePieces) -> int:
         return self.queries.query_length(state)
 

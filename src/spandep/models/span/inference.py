@@ -1,23 +1,26 @@
 """Span-span parsing inference (Gan et al., 2022, "Inference"): sentences → well-formed trees, stage by stage.
 
-1. **propose** (:func:`propose`, one :class:`Proposed` per non-empty sentence): word vectors from the encoder
-   (token-budget batches) → span proposal log-probs → exact top-k spans per word; the output heads' columns, the word
-   scorer's scores when the model has one, and the late linker's per-sentence state (the word vectors);
-2. **link** (:func:`link`, one :class:`ScoredSentence` per sentence): the candidates are the ROOT span plus the union
+:class:`SpanInference` is one run's inference: the modules it runs (:class:`SpanParts`, handed over by
+``SpanParser.stages``; nothing else of the parser is read) and one options object, the complete settings.
+
+1. **propose** (:meth:`SpanInference.propose`, one :class:`Proposed` per non-empty sentence): word vectors from the
+   encoder (token-budget batches) → span proposal log-probs → exact top-k spans per word; the output heads' columns,
+   the word scorer's scores when the model has one, and the linker's per-sentence state (``LinkScorer.prepare``);
+2. **link** (:meth:`SpanInference.link`, one :class:`ScoredSentence` per sentence): the candidates are the ROOT span plus the union
    of every word's top-k spans (``candidates.candidate_queries``); one MRC query per candidate (ROOT's too: it is
-   needed for the child side), built from the linker's per-sentence state (``LinkScorer.prepare``); queries of all
-   sentences are batched together by token budget. Retrieval: the argmax parent span of every proposed query
+   needed for the child side), built from the linker's per-sentence state; queries of all sentences are batched
+   together by token budget. Retrieval (when the linker does it: ``LinkScorer.retrieves``): the argmax parent span of every proposed query
    (``candidates.retrieve_parents``) becomes an extra candidate of that parent word when new; new candidates get a
    proposal span score and their own queries (one extra round). ``link[p, c] = score_parent(P | C) (+ score_child(C |
    P))`` from the queries' link tables; what labels are read from is kept beside it (``labels.py``);
-3. **decode** (:func:`decode_scored`): ``span_dp`` (projective, with its counted MST fallback) or ``span_mst`` over
+3. **decode** (:meth:`SpanInference.decode`): over the proposal's candidates alone without ``retrieval``, ``span_dp`` (projective, with its counted MST fallback) or ``span_mst`` over
    the candidates; labels are the argmax of the chosen child query's label distribution read at its chosen parent's
    root. With a word scorer, ``arc_weight`` times its head log-probability of the (child root, parent root) pair is
    added to every link, and ``label_source="word"`` reads labels from it at the decoded heads instead.
 
 A sentence whose queries exceed the linker's length limit (the faithful linker's 512 pieces, the late linker's
 ``max_words``) is never dropped: it gets the word scorer's tree (MST, its labels) when the model has one, else it is
-decoded from the proposal's span scores alone, with structural links (``candidates.structural_link``); either way it
+decoded from the proposal's span scores alone, with the linker's structural links (``LinkScorer.structural_link``); either way it
 is counted in ``InferenceStats.too_long``. Every output is a valid tree (``span_mst`` always returns an
 arborescence).
 """
@@ -25,11 +28,11 @@ arborescence).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import groupby
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
@@ -42,24 +45,22 @@ from spandep.inference import InferenceOptions, InferenceStats
 from spandep.masking import NEG_INF
 from spandep.models.base import Parse, fallback_labels
 from spandep.models.biaffine import BiaffineScorer
-from spandep.models.layers import evaluating
 from spandep.models.confidence import ArcScores
-from spandep.models.span.candidates import candidate_queries, groups, link_head_scores, retrieve_parents, structural_link
+from spandep.models.span.candidates import candidate_queries, groups, link_head_scores, retrieve_parents
 from spandep.models.span.labels import LabelStates, LabelTable, LinkLabels, read_labels
 from spandep.models.span.linking import LinkScorer, link_from_tables
 from spandep.models.span.proposal import SpanProposal, topk_spans
-from spandep.models.treebanks import LABELS, restrict
+from spandep.models.treebanks import restrict
 
-if TYPE_CHECKING:
-    from spandep.models.span.parser import SpanParser
+__all__ = ["Encoded", "Proposed", "ScoredSentence", "SpanInference", "SpanParts", "WordScores"]
 
-__all__ = ["Proposed", "ScoredSentence", "WordScores", "decode_scored", "link", "parse_spans", "propose", "score_spans"]
-
-# parse_spans runs the linker and decodes GROUP_WORDS / k words at a time (after the encoder has run over all of
+# SpanInference.parse runs the linker and decodes GROUP_WORDS / k words at a time (after the encoder has run over all of
 # them): each query's states are kept until its sentence is decoded (labels are read at the decoded arcs only), and a
 # sentence asks about k·n queries, so their memory is bounded by a group, not by the input (about +40 MB at k=2).
 GROUP_WORDS = 4000
 SpanDecoder = Callable[[SpanCandidates, np.ndarray, float], SpanDecodeResult]
+# one encoded batch: its sentences' indices, word mask (batch, 1 + n), word vectors (batch, 1 + n, width), heads' columns
+Encoded = tuple[list[int], torch.Tensor, torch.Tensor, list[dict[str, list[str]]]]
 
 
 @dataclass
@@ -96,7 +97,7 @@ class WordScores:
 class Proposed:
     """Stage 1's result for one non-empty sentence of ``n`` words: the proposal's log-prob tables ``(1 + n, 1 + n)``
     ``[word, boundary]``, each word's top-k ``(start, end, score)`` spans, the output heads' columns, the word scorer's
-    scores (``None`` without one) and the linker's per-sentence state when it reads the encoder's word vectors."""
+    scores (``None`` without one) and the linker's per-sentence state (``LinkScorer.prepare``)."""
 
     n: int
     start_lp: np.ndarray
@@ -145,110 +146,279 @@ class _Queries:
     chunks: list[tuple[list[int], dict[str, torch.Tensor]]] = field(default_factory=list)
 
 
-# ----------------------------------------------------------------------------------------- stage 1: propose
-def propose(model: SpanParser, sentences: Sequence[Sentence], options: InferenceOptions) -> dict[int, Proposed]:
-    """Encoder, span proposal, output heads and word scorer over every non-empty sentence (by index), with ``k``
-    spans per word, ``batch_tokens`` and, in a multi-treebank model, the ``treebank`` of ``options``."""
-    linker, k = model.linker, int(options.k or 1)
-    allowed = model.allowed(LABELS, options)
-    proposed: dict[int, Proposed] = {}
-    for idx, batch, x in model.encoded_batches(sentences, options):
-        s_start, s_end = model.proposal(x, batch["word_mask"])  # (batch, 1 + n, 1 + n) each
-        start_lp, end_lp = SpanProposal.log_probs(s_start, s_end)  # (batch, 1 + n, 1 + n) each
-        lengths = [len(sentences[i]) for i in idx]
-        spans = topk_spans(start_lp, end_lp, lengths, k)
-        start_np, end_np = start_lp.cpu().numpy(), end_lp.cpu().numpy()  # (batch, 1 + n, 1 + n) each
-        word_arc = None
-        if model.word_scorer is not None:
-            s_arc, (rel_dep, rel_head) = model.word_scorer.score(x, batch["word_mask"])  # (batch, 1 + n, 1 + n)
-            word_arc = s_arc.float().log_softmax(-1).cpu().numpy().astype(np.float64)  # (batch, 1 + n, 1 + n)
-            rel_dep, rel_head = rel_dep.cpu(), rel_head.cpu()  # (batch, 1 + n, rel_mlp) each
-        columns = model.annotate(x, batch["word_mask"], [sentences[i].forms for i in idx], options)
-        for row, i in enumerate(idx):
-            m = lengths[row] + 1
-            words = None
-            if word_arc is not None:
-                words = WordScores(word_arc[row, :m, :m], rel_dep[row, :m], rel_head[row, :m], model.word_scorer, allowed)  # type: ignore[arg-type]
-            state = linker.prepare(sentences[i].forms, sentences[i].upos, x[row, :m]) if linker.needs_word_vectors else None
-            proposed[i] = Proposed(m - 1, start_np[row, :m, :m], end_np[row, :m, :m], spans[row], columns[row], words, state)
-    return proposed
+@dataclass(frozen=True)
+class SpanParts:
+    """The modules span inference runs, and nothing else of the parser: ``encode`` (each batch of the non-empty
+    sentences encoded under the options given, with its output heads' columns: :data:`Encoded`), the span
+    ``proposal``, the ``linker``, the ``word_scorer`` (``None``: none), the dependency ``labels`` and the span
+    ``decoders`` by user-facing name (``mst``, ``projective``)."""
+
+    encode: Callable[[Sequence[Sentence], InferenceOptions], Iterator[Encoded]]
+    proposal: SpanProposal
+    linker: LinkScorer
+    word_scorer: BiaffineScorer | None
+    labels: Sequence[str]
+    decoders: Mapping[str, SpanDecoder]
 
 
-# ----------------------------------------------------------------------------------------- stage 2: link
-def _run_queries(
-    linker: LinkScorer,
-    queries: dict[int, _Queries],
-    jobs: list[tuple[int, int]],
-    batch_tokens: int,
-    retrieve: bool,
-    keep_states: bool,
-    mutual: bool,
-    allowed: torch.Tensor | None,
-) -> dict[tuple[int, int], tuple[int, int, int]]:
-    """Run the queries ``jobs`` = (sentence, candidate index), storing each query's link tables
-    (``LinkScorer.link_tables``, the child side only when ``mutual``) in its sentence's chunks, and with
-    ``keep_states`` its states for :class:`LabelStates`, else its best label (of those ``allowed``) at every parent
-    root; returns the
-    retrieved parent span of each job when ``retrieve`` (jobs whose argmax parent is ROOT are absent)."""
-    device = next(linker.parameters()).device
-    found: dict[tuple[int, int], tuple[int, int, int]] = {}
-    lengths = [linker.query_length(queries[i].state) for i, _ in jobs]
-    for batch_ids in token_batches(lengths, batch_tokens):
-        todo = [jobs[j] for j in batch_ids]
-        items = []
-        for i, c in todo:
-            cands = queries[i].cands
-            items.append((queries[i].state, int(cands.root[c]), int(cands.start[c]), int(cands.end[c])))
-        batch = {key: v.to(device) for key, v in linker.make_batch(items).items()}
-        out = linker(batch)
-        parent, child = linker.link_tables(out, mutual)  # (batch, 3, 1 + n) each
-        if retrieve:
-            for (i, c), span in zip(todo, retrieve_parents(parent, batch["n_words"])):
-                if span is not None:
-                    found[(i, c)] = span
-        by_position = {"parent": parent.cpu()}  # (batch, ..., 1 + n): cut to each sentence's length on the last axis
-        if child is not None:
-            by_position["child"] = child.cpu()
-        by_row: dict[str, torch.Tensor] = {}  # (batch, ...): rows only
-        if keep_states:
-            by_row["hidden"] = out.hidden.cpu()  # (batch, 1 + n, d): cut below on axis 1
-            if out.query is not None:
-                by_row["query"] = out.query.cpu()  # (batch, d)
-        else:
-            roots = torch.arange(out.parent.size(-1), device=device)  # (1 + n,) every context position as a parent root
-            best_lp, best = linker.label_logp(out, roots, allowed).max(-1)  # (batch, 1 + n) each
-            by_position["labels"], by_position["label_probs"] = best.cpu(), best_lp.exp().cpu()  # (batch, 1 + n) each
-        start = 0
-        for i, run in groupby(todo, key=itemgetter(0)):  # one slice per run of a sentence's rows, not one per query
-            cands = [c for _, c in run]
-            end, m = start + len(cands), queries[i].cands.n + 1
-            rows = {key: v[start:end, ..., :m] for key, v in by_position.items()}
-            rows.update({key: v[start:end, :m] if key == "hidden" else v[start:end] for key, v in by_row.items()})
-            queries[i].chunks.append((cands, rows))
-            start = end
-    return found
+@dataclass(frozen=True)
+class SpanInference:
+    """One span model's inference (the module docstring's stages) with the complete settings ``options``
+    (``SpanParser.settings``): ``k``, ``retrieval``, ``mutual`` and ``batch_tokens`` for :meth:`propose` and
+    :meth:`link`; ``decoder``, ``lam``, ``arc_weight``, ``label_source`` and ``retrieval`` for :meth:`decode`.
+    ``allowed``: the labels the treebank of ``options`` may give ``(labels,)`` (``None``: all). The caller puts the
+    modules in eval mode (``SpanParser.parse``)."""
 
+    parts: SpanParts
+    options: InferenceOptions
+    allowed: torch.Tensor | None = None
 
-def _sentence_output(q: _Queries, linker: LinkScorer, allowed: torch.Tensor | None) -> tuple[np.ndarray, LinkLabels]:
-    """The link matrix ``(S, S)`` ``[parent, child]`` of one sentence from its queries' link tables, and what their
-    labels are read from (a :class:`LabelStates` of the labels ``allowed`` when the queries kept their states, else
-    a :class:`LabelTable`)."""
-    ran = [c for cands, _ in q.chunks for c in cands]  # candidate of each output row
-    if len(ran) != q.cands.size:
-        raise AssertionError(f"{len(ran)} query outputs for {q.cands.size} candidates")
-    order = None if ran == list(range(len(ran))) else torch.as_tensor(ran).argsort()  # (S,) rows in candidate order
+    def label_names(self) -> list[str]:
+        """The labels a parse may give."""
+        labels = list(self.parts.labels)
+        return labels if self.allowed is None else [r for r, ok in zip(labels, self.allowed.tolist()) if ok]
 
-    def stack(key: str) -> torch.Tensor:
-        parts = [rows[key] for _, rows in q.chunks]
-        rows = parts[0] if len(parts) == 1 else torch.cat(parts)
-        return rows if order is None else rows.index_select(0, order)
+    # ----------------------------------------------------------------------------------------- stage 1: propose
+    def propose(self, sentences: Sequence[Sentence]) -> dict[int, Proposed]:
+        """Encoder, span proposal, output heads, word scorer and the linker's state of every non-empty sentence (by
+        index), with ``k`` spans per word."""
+        parts, k = self.parts, int(self.options.k or 1)
+        proposed: dict[int, Proposed] = {}
+        for idx, word_mask, x, columns in parts.encode(sentences, self.options):
+            s_start, s_end = parts.proposal(x, word_mask)  # (batch, 1 + n, 1 + n) each
+            start_lp, end_lp = SpanProposal.log_probs(s_start, s_end)  # (batch, 1 + n, 1 + n) each
+            lengths = [len(sentences[i]) for i in idx]
+            spans = topk_spans(start_lp, end_lp, lengths, k)
+            start_np, end_np = start_lp.cpu().numpy(), end_lp.cpu().numpy()  # (batch, 1 + n, 1 + n) each
+            word_arc = None
+            if parts.word_scorer is not None:
+                s_arc, (rel_dep, rel_head) = parts.word_scorer.score(x, word_mask)  # (batch, 1 + n, 1 + n)
+                word_arc = s_arc.float().log_softmax(-1).cpu().numpy().astype(np.float64)  # (batch, 1 + n, 1 + n)
+                rel_dep, rel_head = rel_dep.cpu(), rel_head.cpu()  # (batch, 1 + n, rel_mlp) each
+            for row, i in enumerate(idx):
+                m = lengths[row] + 1
+                words = None
+                if word_arc is not None:
+                    words = WordScores(word_arc[row, :m, :m], rel_dep[row, :m], rel_head[row, :m], parts.word_scorer, self.allowed)  # type: ignore[arg-type]
+                state = parts.linker.prepare(sentences[i].forms, sentences[i].upos, x[row, :m])
+                proposed[i] = Proposed(m - 1, start_np[row, :m, :m], end_np[row, :m, :m], spans[row], columns[row], words, state)
+        return proposed
 
-    first = q.chunks[0][1]
-    child = stack("child").numpy() if "child" in first else None  # (S, 3, 1 + n)
-    link_matrix = link_from_tables(stack("parent").numpy(), child, q.cands.root, q.cands.start, q.cands.end)  # (S, S)
-    if "hidden" in first:
-        return link_matrix, LabelStates(linker, stack("hidden"), stack("query") if "query" in first else None, allowed)
-    return link_matrix, LabelTable(stack("labels").numpy(), stack("label_probs").double().numpy())
+    # ----------------------------------------------------------------------------------------- stage 2: link
+    def _run_queries(
+        self, queries: dict[int, _Queries], jobs: list[tuple[int, int]], retrieve: bool, keep_states: bool
+    ) -> dict[tuple[int, int], tuple[int, int, int]]:
+        """Run the queries ``jobs`` = (sentence, candidate index), storing each query's link tables
+        (``LinkScorer.link_tables``, the child side only with ``mutual``) in its sentence's chunks, and with
+        ``keep_states`` its states for :class:`LabelStates`, else its best label (of those ``allowed``) at every
+        parent root; returns the retrieved parent span of each job when ``retrieve`` (jobs whose argmax parent is
+        ROOT are absent)."""
+        linker, mutual = self.parts.linker, bool(self.options.mutual)
+        device = next(linker.parameters()).device
+        found: dict[tuple[int, int], tuple[int, int, int]] = {}
+        lengths = [linker.query_length(queries[i].state) for i, _ in jobs]
+        for batch_ids in token_batches(lengths, self.options.batch_tokens):
+            todo = [jobs[j] for j in batch_ids]
+            items = []
+            for i, c in todo:
+                cands = queries[i].cands
+                items.append((queries[i].state, int(cands.root[c]), int(cands.start[c]), int(cands.end[c])))
+            batch = {key: v.to(device) for key, v in linker.make_batch(items).items()}
+            out = linker(batch)
+            parent, child = linker.link_tables(out, mutual)  # (batch, 3, 1 + n) each
+            if retrieve:
+                for (i, c), span in zip(todo, retrieve_parents(parent, batch["n_words"])):
+                    if span is not None:
+                        found[(i, c)] = span
+            by_position = {"parent": parent.cpu()}  # (batch, ..., 1 + n): cut to each sentence's length on the last axis
+            if child is not None:
+                by_position["child"] = child.cpu()
+            by_row: dict[str, torch.Tensor] = {}  # (batch, ...): rows only
+            if keep_states:
+                by_row["hidden"] = out.hidden.cpu()  # (batch, 1 + n, d): cut below on axis 1
+                if out.query is not None:
+                    by_row["query"] = out.query.cpu()  # (batch, d)
+            else:
+                roots = torch.arange(out.parent.size(-1), device=device)  # (1 + n,) every context position as a parent root
+                best_lp, best = linker.label_logp(out, roots, self.allowed).max(-1)  # (batch, 1 + n) each
+                by_position["labels"], by_position["label_probs"] = best.cpu(), best_lp.exp().cpu()  # (batch, 1 + n) each
+            start = 0
+            for i, run in groupby(todo, key=itemgetter(0)):  # one slice per run of a sentence's rows, not one per query
+                cands = [c for _, c in run]
+                end, m = start + len(cands), queries[i].cands.n + 1
+                rows = {key: v[start:end, ..., :m] for key, v in by_position.items()}
+                rows.update({key: v[start:end, :m] if key == "hidden" else v[start:end] for key, v in by_row.items()})
+                queries[i].chunks.append((cands, rows))
+                start = end
+        return found
+
+    def _sentence_output(self, q: _Queries) -> tuple[np.ndarray, LinkLabels]:
+        """The link matrix ``(S, S)`` ``[parent, child]`` of one sentence from its queries' link tables, and what
+        their labels are read from (a :class:`LabelStates` of the labels ``allowed`` when the queries kept their
+        states, else a :class:`LabelTable`)."""
+        ran = [c for cands, _ in q.chunks for c in cands]  # candidate of each output row
+        if len(ran) != q.cands.size:
+            raise AssertionError(f"{len(ran)} query outputs for {q.cands.size} candidates")
+        order = None if ran == list(range(len(ran))) else torch.as_tensor(ran).argsort()  # (S,) rows in candidate order
+
+        def stack(key: str) -> torch.Tensor:
+            parts = [rows[key] for _, rows in q.chunks]
+            rows = parts[0] if len(parts) == 1 else torch.cat(parts)
+            return rows if order is None else rows.index_select(0, order)
+
+        first = q.chunks[0][1]
+        child = stack("child").numpy() if "child" in first else None  # (S, 3, 1 + n)
+        link_matrix = link_from_tables(stack("parent").numpy(), child, q.cands.root, q.cands.start, q.cands.end)  # (S, S)
+        if "hidden" in first:
+            return link_matrix, LabelStates(self.parts.linker, stack("hidden"), stack("query") if "query" in first else None, self.allowed)
+        return link_matrix, LabelTable(stack("labels").numpy(), stack("label_probs").double().numpy())
+
+    def link(
+        self,
+        sentences: Sequence[Sentence],
+        proposed: dict[int, Proposed],
+        ids: Sequence[int],
+        label_states: bool,
+        stats: InferenceStats,
+    ) -> list[ScoredSentence]:
+        """Stage 2 for the sentences ``ids``: candidates, queries, retrieval, link matrices; one
+        :class:`ScoredSentence` per id, in order. Each sentence's query outputs are released once it is scored.
+        ``label_states`` keeps each query's states and scores labels only at the decoded arcs (:class:`LabelStates`:
+        less compute, more memory); otherwise the best label at every parent root is computed now
+        (:class:`LabelTable`)."""
+        linker = self.parts.linker
+        queries: dict[int, _Queries] = {}
+        scored = {i: ScoredSentence(n=len(sentences[i])) for i in ids}
+        for i in ids:
+            if i not in proposed:
+                continue
+            p = proposed[i]
+            cands = candidate_queries(p.word_spans, p.n)
+            scored[i].proposed = cands.size
+            scored[i].cands, scored[i].words, scored[i].columns = cands, p.words, p.columns
+            if not linker.fits(p.state):
+                stats.too_long += 1
+                continue
+            queries[i] = _Queries(p.state, cands)
+        jobs = [(i, c) for i, q in queries.items() for c in range(q.cands.size)]
+        retrieve = linker.retrieves(bool(self.options.retrieval))
+        found = self._run_queries(queries, jobs, retrieve, label_states)
+        stats.queries += len(jobs)
+
+        if retrieve:  # one extra round for the new candidates
+            per_sentence: dict[int, list[tuple[int, int, int]]] = {}
+            for (i, c), span in found.items():
+                if c > 0:  # retrieval from proposed spans (ROOT's query has no parent anyway)
+                    per_sentence.setdefault(i, []).append(span)
+            extra_jobs: list[tuple[int, int]] = []
+            for i, spans in per_sentence.items():
+                q = queries[i]
+                old = q.cands.size
+                q.cands = scored[i].cands = _with_retrieved(q, proposed[i], spans)
+                stats.retrieved_spans += q.cands.size - old
+                extra_jobs.extend((i, c) for c in range(old, q.cands.size))
+            if extra_jobs:
+                self._run_queries(queries, extra_jobs, False, label_states)
+                stats.queries += len(extra_jobs)
+
+        for i, q in queries.items():
+            link_matrix, scored[i].labels = self._sentence_output(q)  # (S, S) [parent, child]
+            scored[i].link = link_matrix.astype(np.float64)  # (S, S)
+        return [scored[i] for i in ids]
+
+    def score(self, sentences: Sequence[Sentence], label_states: bool = False) -> tuple[list[ScoredSentence], InferenceStats]:
+        """Stages 1 and 2 for every sentence, for sweeps of the decoding settings over one scoring (``spandep
+        tune``: :meth:`decode` each setting of :meth:`using`)."""
+        t0 = time.perf_counter()
+        stats = InferenceStats(sentences=len(sentences))
+        scored = self.link(sentences, self.propose(sentences), range(len(sentences)), label_states, stats)
+        stats.seconds = time.perf_counter() - t0
+        return scored, stats
+
+    # ----------------------------------------------------------------------------------------- stage 3: decode
+    def using(self, options: InferenceOptions) -> SpanInference:
+        """The same inference with other settings of the same treebank (to decode one scoring several ways)."""
+        return replace(self, options=options)
+
+    def decode(self, scored: Sequence[ScoredSentence]) -> tuple[list[Parse], int]:
+        """A tree (and the heads' columns) per scored sentence with the span decoder of ``decoder``, and how many
+        projective decodings fell back to the non-projective tree; without ``retrieval`` over the proposal's
+        candidates alone (:meth:`ScoredSentence.proposals_only`).
+
+        ``arc_weight`` and ``label_source="word"`` use the word scorer's scores (``ValueError`` without them).
+        Sentences without link scores (too long for the linker) get the word head's tree (MST over its arcs, its
+        labels) when the model has one, else a tree over their span candidates by the linker's ``structural_link``
+        with the fallback labels (``root`` / ``dep`` of :meth:`label_names`) and no scores. A parse's head scores are
+        its weighted link scores (``candidates.link_head_scores``), or the word head's arc log-probabilities in its
+        fallback."""
+        o, labels = self.options, self.parts.labels
+        decode = self.parts.decoders[str(o.decoder)]
+        lam, arc_weight, label_source = float(o.lam or 0.0), float(o.arc_weight or 0.0), o.label_source or "linker"
+        root_label, other_label = fallback_labels(self.label_names())
+        results: list[Parse] = []
+        arcs: list[tuple[int, tuple[LinkLabels, np.ndarray, np.ndarray]]] = []  # (row of results, label request)
+        fallbacks = 0
+        for sc in scored if o.retrieval else [sc.proposals_only() for sc in scored]:
+            if sc.cands is None:  # an empty sentence
+                results.append(Parse([], [], sc.columns))
+                continue
+            if sc.link is None or sc.labels is None:  # too long for the linker
+                if sc.words is not None:  # the word head's tree: MST over its arcs, its labels
+                    tree = mst_single(sc.words.arc)  # (1 + n,)
+                    labels_w, probs = sc.words.labels_at(tree)  # (n,) each
+                    scores = ArcScores(sc.words.arc[1:], probs)
+                    results.append(Parse(tree[1:].tolist(), [labels[int(j)] for j in labels_w], sc.columns, scores))
+                    continue
+                res = decode(sc.cands, self.parts.linker.structural_link(sc.cands), 1.0)
+                heads = res.heads[1:].tolist()
+                results.append(Parse(heads, [root_label if h == 0 else other_label for h in heads], sc.columns))
+                continue
+            if (arc_weight or label_source == "word") and sc.words is None:
+                raise ValueError("arc_weight and label_source='word' need a model trained with a word scorer")
+            if arc_weight and sc.words is not None:
+                combined = lam * np.where(np.isneginf(sc.link), 0.0, sc.link) + arc_weight * sc.words.link_term(sc.cands)  # (S, S)
+                weighted = np.where(np.isneginf(sc.link), NEG_INF, combined)  # (S, S)
+                res = decode(sc.cands, weighted, 1.0)
+            else:
+                weighted = np.where(np.isneginf(sc.link), NEG_INF, lam * sc.link)  # (S, S)
+                res = decode(sc.cands, sc.link, lam)
+            fallbacks += int(res.fallback)
+            head_scores = link_head_scores(weighted, sc.cands.root, res.chosen[1:])  # (n, 1 + n)
+            if label_source == "word" and sc.words is not None:
+                chosen, probs = sc.words.labels_at(res.heads)  # (n,) each
+                parse = Parse(res.heads[1:].tolist(), [labels[int(j)] for j in chosen], sc.columns, ArcScores(head_scores, probs))
+                results.append(parse)
+            else:  # the label of each word's chosen query at its head, read below for all sentences at once
+                arcs.append((len(results), (sc.labels, res.chosen[1:], res.heads[1:])))
+                results.append(Parse(res.heads[1:].tolist(), [], sc.columns, ArcScores(head_scores, np.zeros(0))))
+        for (row, _), (ids, probs) in zip(arcs, read_labels([request for _, request in arcs])):
+            head_scores = results[row].scores.head_scores  # type: ignore[union-attr]
+            results[row] = replace(results[row], labels=[labels[int(j)] for j in ids], scores=ArcScores(head_scores, probs))
+        return results, fallbacks
+
+    # ----------------------------------------------------------------------------------------- all three
+    def parse(self, sentences: Sequence[Sentence]) -> tuple[list[Parse], InferenceStats]:
+        """Heads, labels and the heads' columns of every sentence (input order), and the run's counters.
+
+        Empty sentences get empty lists; every other sentence gets a valid tree. After the encoder, sentences are
+        linked and decoded ``GROUP_WORDS // k`` words at a time, shortest first, labels read at the decoded arcs only
+        (:class:`LabelStates`).
+        """
+        k = int(self.options.k or 1)
+        t0 = time.perf_counter()
+        stats = InferenceStats(sentences=len(sentences))
+        results: list[Parse] = [Parse([], []) for _ in sentences]
+        by_length = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))  # near-uniform query batches
+        proposed = self.propose(sentences)
+        for group in groups([len(sentences[i]) for i in by_length], max(1, GROUP_WORDS // k)):
+            ids = [by_length[j] for j in group]
+            parses, fallbacks = self.decode(self.link(sentences, proposed, ids, True, stats))
+            stats.dp_fallbacks += fallbacks
+            for i, parse in zip(ids, parses):
+                results[i] = parse
+                proposed.pop(i, None)  # the group's word vectors and tables are no longer needed
+        stats.seconds = time.perf_counter() - t0
+        return results, stats
 
 
 def _with_retrieved(q: _Queries, proposed: Proposed, spans: list[tuple[int, int, int]]) -> SpanCandidates:
@@ -258,166 +428,3 @@ def _with_retrieved(q: _Queries, proposed: Proposed, spans: list[tuple[int, int,
     existing = [(int(c.root[j]), int(c.start[j]), int(c.end[j]), float(c.score[j])) for j in range(1, c.size)]
     new = [(r, s, e, float(proposed.start_lp[r, s] + proposed.end_lp[r, e])) for r, s, e in spans]
     return SpanCandidates.from_lists(c.n, existing + new)
-
-
-def link(
-    model: SpanParser,
-    sentences: Sequence[Sentence],
-    proposed: dict[int, Proposed],
-    ids: Sequence[int],
-    options: InferenceOptions,
-    label_states: bool,
-    stats: InferenceStats,
-) -> list[ScoredSentence]:
-    """Stage 2 for the sentences ``ids``: candidates, queries, retrieval, link matrices; one :class:`ScoredSentence`
-    per id, in order. Each sentence's query outputs are released once it is scored. ``label_states`` keeps each
-    query's states and scores labels only at the decoded arcs (:class:`LabelStates`: less compute, more memory);
-    otherwise the best label at every parent root is computed now (:class:`LabelTable`)."""
-    linker, allowed = model.linker, model.allowed(LABELS, options)
-    queries: dict[int, _Queries] = {}
-    scored = {i: ScoredSentence(n=len(sentences[i])) for i in ids}
-    for i in ids:
-        if i not in proposed:
-            continue
-        p = proposed[i]
-        cands = candidate_queries(p.word_spans, p.n)
-        scored[i].proposed = cands.size
-        scored[i].cands, scored[i].words, scored[i].columns = cands, p.words, p.columns
-        state = p.state if linker.needs_word_vectors else linker.prepare(sentences[i].forms, sentences[i].upos, None)
-        if not linker.fits(state):
-            stats.too_long += 1
-            continue
-        queries[i] = _Queries(state, cands)
-    jobs = [(i, c) for i, q in queries.items() for c in range(q.cands.size)]
-    mutual = bool(options.mutual)
-    do_retrieve = bool(options.retrieval) and not linker.answer_token  # a token answer has no span to retrieve
-    found = _run_queries(linker, queries, jobs, options.batch_tokens, do_retrieve, label_states, mutual, allowed)
-    stats.queries += len(jobs)
-
-    if do_retrieve:  # one extra round for the new candidates
-        per_sentence: dict[int, list[tuple[int, int, int]]] = {}
-        for (i, c), span in found.items():
-            if c > 0:  # retrieval from proposed spans (ROOT's query has no parent anyway)
-                per_sentence.setdefault(i, []).append(span)
-        extra_jobs: list[tuple[int, int]] = []
-        for i, spans in per_sentence.items():
-            q = queries[i]
-            old = q.cands.size
-            q.cands = scored[i].cands = _with_retrieved(q, proposed[i], spans)
-            stats.retrieved_spans += q.cands.size - old
-            extra_jobs.extend((i, c) for c in range(old, q.cands.size))
-        if extra_jobs:
-            _run_queries(linker, queries, extra_jobs, options.batch_tokens, False, label_states, mutual, allowed)
-            stats.queries += len(extra_jobs)
-
-    for i, q in queries.items():
-        link_matrix, scored[i].labels = _sentence_output(q, linker, allowed)  # (S, S) [parent, child]
-        scored[i].link = link_matrix.astype(np.float64)  # (S, S)
-    return [scored[i] for i in ids]
-
-
-def score_spans(
-    model: SpanParser, sentences: Sequence[Sentence], options: InferenceOptions, label_states: bool = False
-) -> tuple[list[ScoredSentence], InferenceStats]:
-    """Stages 1 and 2 for every sentence (``options``: ``k``, ``retrieval``, ``mutual``, ``batch_tokens``), for
-    sweeps of the decoding settings over one scoring (``spandep tune``)."""
-    t0 = time.perf_counter()
-    stats = InferenceStats(sentences=len(sentences))
-    with evaluating(model):
-        proposed = propose(model, sentences, options)
-        scored = link(model, sentences, proposed, range(len(sentences)), options, label_states, stats)
-    stats.seconds = time.perf_counter() - t0
-    return scored, stats
-
-
-# ----------------------------------------------------------------------------------------- stage 3: decode
-def decode_scored(
-    scored: Sequence[ScoredSentence],
-    labels: Sequence[str],
-    decode: SpanDecoder,
-    lam: float = 1.0,
-    allow_root_in_span: bool = False,
-    arc_weight: float = 0.0,
-    label_source: Literal["linker", "word"] = "linker",
-    fallback: Sequence[str] | None = None,
-) -> tuple[list[Parse], int]:
-    """A tree (and the heads' columns) per scored sentence with the span decoder ``decode``, and how many projective
-    decodings fell back to the non-projective tree.
-
-    ``arc_weight`` and ``label_source="word"`` use the word scorer's scores (``ValueError`` without them). Sentences
-    without link scores (too long for the linker) get the word head's tree (MST over its arcs, its labels) when the
-    model has one, else a tree over their span candidates by ``structural_link`` with the fallback labels (``root`` /
-    ``dep``, of the labels ``fallback`` where given, else of all) and no scores. A parse's head scores are its weighted link scores (``candidates.link_head_scores``), or
-    the word head's arc log-probabilities in its fallback."""
-    root_label, other_label = fallback_labels(labels if fallback is None else fallback)
-    results: list[Parse] = []
-    arcs: list[tuple[int, tuple[LinkLabels, np.ndarray, np.ndarray]]] = []  # (row of results, label request)
-    fallbacks = 0
-    for sc in scored:
-        if sc.cands is None:  # an empty sentence
-            results.append(Parse([], [], sc.columns))
-            continue
-        if sc.link is None or sc.labels is None:  # too long for the linker
-            if sc.words is not None:  # the word head's tree: MST over its arcs, its labels
-                tree = mst_single(sc.words.arc)  # (1 + n,)
-                labels_w, probs = sc.words.labels_at(tree)  # (n,) each
-                scores = ArcScores(sc.words.arc[1:], probs)
-                results.append(Parse(tree[1:].tolist(), [labels[int(j)] for j in labels_w], sc.columns, scores))
-                continue
-            res = decode(sc.cands, structural_link(sc.cands, allow_root_in_span), 1.0)
-            heads = res.heads[1:].tolist()
-            results.append(Parse(heads, [root_label if h == 0 else other_label for h in heads], sc.columns))
-            continue
-        if (arc_weight or label_source == "word") and sc.words is None:
-            raise ValueError("arc_weight and label_source='word' need a model trained with a word scorer")
-        if arc_weight and sc.words is not None:
-            combined = lam * np.where(np.isneginf(sc.link), 0.0, sc.link) + arc_weight * sc.words.link_term(sc.cands)  # (S, S)
-            weighted = np.where(np.isneginf(sc.link), NEG_INF, combined)  # (S, S)
-            res = decode(sc.cands, weighted, 1.0)
-        else:
-            weighted = np.where(np.isneginf(sc.link), NEG_INF, lam * sc.link)  # (S, S)
-            res = decode(sc.cands, sc.link, lam)
-        fallbacks += int(res.fallback)
-        head_scores = link_head_scores(weighted, sc.cands.root, res.chosen[1:])  # (n, 1 + n)
-        if label_source == "word" and sc.words is not None:
-            chosen, probs = sc.words.labels_at(res.heads)  # (n,) each
-            parse = Parse(res.heads[1:].tolist(), [labels[int(j)] for j in chosen], sc.columns, ArcScores(head_scores, probs))
-            results.append(parse)
-        else:  # the label of each word's chosen query at its head, read below for all sentences at once
-            arcs.append((len(results), (sc.labels, res.chosen[1:], res.heads[1:])))
-            results.append(Parse(res.heads[1:].tolist(), [], sc.columns, ArcScores(head_scores, np.zeros(0))))
-    for (row, _), (ids, probs) in zip(arcs, read_labels([request for _, request in arcs])):
-        head_scores = results[row].scores.head_scores  # type: ignore[union-attr]
-        results[row] = replace(results[row], labels=[labels[int(j)] for j in ids], scores=ArcScores(head_scores, probs))
-    return results, fallbacks
-
-
-def parse_spans(model: SpanParser, sentences: Sequence[Sentence], options: InferenceOptions) -> tuple[list[Parse], InferenceStats]:
-    """Heads, labels and the heads' columns of every sentence (input order), and the run's counters, with the
-    complete settings ``options`` (``SpanParser.settings``).
-
-    Empty sentences get empty lists; every other sentence gets a valid tree. After the encoder, sentences are linked
-    and decoded ``GROUP_WORDS // k`` words at a time, shortest first, labels read at the decoded arcs only
-    (:class:`LabelStates`).
-    """
-    decode = model.decoder(options)
-    k = int(options.k or 1)
-    t0 = time.perf_counter()
-    stats = InferenceStats(sentences=len(sentences))
-    results: list[Parse] = [Parse([], []) for _ in sentences]
-    by_length = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))  # near-uniform query batches
-    with evaluating(model):
-        proposed = propose(model, sentences, options)
-        for group in groups([len(sentences[i]) for i in by_length], max(1, GROUP_WORDS // k)):
-            ids = [by_length[j] for j in group]
-            scored = link(model, sentences, proposed, ids, options, True, stats)
-            parses, fallbacks = decode_scored(
-                scored, model.labels, decode, float(options.lam or 0.0), model.linker.allow_root_in_span,
-                float(options.arc_weight or 0.0), options.label_source or "linker", model.label_names(options),  # type: ignore[arg-type]
-            )
-            stats.dp_fallbacks += fallbacks
-            for i, parse in zip(ids, parses):
-                results[i] = parse
-                proposed.pop(i, None)  # the group's word vectors and tables are no longer needed
-    stats.seconds = time.perf_counter() - t0
-    return results, stats

@@ -46,7 +46,6 @@ class LateSpanLinker(LinkScorer):
 
     name = "late"
     query_format = "late"
-    needs_word_vectors = True
 
     def __init__(
         self,
@@ -199,6 +198,19 @@ class LateSpanLinker(LinkScorer):
         if vectors.size(0) != len(forms) + 1:
             raise ValueError(f"{vectors.size(0)} word vectors for a sentence of {len(forms)} words (plus ROOT)")
         return vectors
+
+    def training_batch(
+        self, x: torch.Tensor, word_mask: torch.Tensor, sentence: Sequence[int], spans: torch.Tensor, states: Sequence[Any]
+    ) -> dict[str, Any]:
+        """The step's queries over its word vectors: each sentence's states are its rows of ``x``."""
+        index = torch.as_tensor(sentence, dtype=torch.long, device=x.device)  # (Q,)
+        return {
+            "vectors": x,
+            "sentence": index,
+            "span": spans.to(x.device),  # (Q, 3)
+            "context_word_mask": word_mask.index_select(0, index),  # (Q, 1 + n)
+            "n_words": (word_mask.sum(1) - 1).index_select(0, index),  # (Q,)
+        }
 
     def query_length(self, state: torch.Tensor) -> int:
         return int(state.size(0))

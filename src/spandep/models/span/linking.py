@@ -54,7 +54,9 @@ from torch.nn import functional as F
 
 from spandep.data.trees import children as tree_children
 from spandep.data.trees import hull_spans
+from spandep.decoding.spans import SpanCandidates
 from spandep.masking import NEG_INF
+from spandep.models.span.candidates import structural_link
 from spandep.models.treebanks import restrict
 
 __all__ = [
@@ -201,15 +203,16 @@ class LinkScorer(nn.Module):
     """What every span linker shares: masks and targets, the losses, and the link scores used at inference.
 
     Subclasses implement ``forward(batch) -> LinkerOutput``, ``label_scores`` and the query interface that
-    ``inference.py`` and the trainer drive: ``prepare`` (per-sentence state computed once),
-    ``query_length``/``fits`` (for token budgets and the too-long fallback) and ``make_batch`` (a batch of queries
-    ``(state, root, start, end)``). ``needs_word_vectors`` says whether ``prepare`` takes the shared encoder's word
-    vectors (late interaction) instead of the sentence's forms.
+    ``inference.py`` and the parser's training drive: ``prepare`` (per-sentence state computed once, from the
+    sentence's forms or from the shared encoder's word vectors, as the linker needs), ``query_length``/``fits`` (for
+    token budgets and the too-long fallback), ``make_batch`` (a batch of queries ``(state, root, start, end)``) and,
+    in training, ``training_state`` and ``training_batch``. What differs between linkers is decided here, never by
+    the caller: whether retrieval applies (:meth:`retrieves`) and the too-long fallback's links
+    (:meth:`structural_link`).
     """
 
     labels: list[str]
     hparams: dict[str, Any]
-    needs_word_vectors = False
 
     @classmethod
     def build(cls, fmt: str, options: dict[str, Any], n_in: int, labels: Sequence[str], assets: Path | None) -> LinkScorer:
@@ -277,6 +280,28 @@ class LinkScorer(nn.Module):
     def make_batch(self, items: Sequence[tuple[Any, int, int, int]]) -> dict[str, Any]:
         """A batch for ``forward`` from ``(state, root, start, end)`` items."""
         raise NotImplementedError
+
+    def training_state(self, forms: Sequence[str], upos: Sequence[str] | None) -> Any:
+        """The per-sentence state kept with a training sentence's features (``None``: the linker builds its queries
+        from the step's word vectors)."""
+        return None
+
+    def training_batch(
+        self, x: torch.Tensor, word_mask: torch.Tensor, sentence: Sequence[int], spans: torch.Tensor, states: Sequence[Any]
+    ) -> dict[str, Any]:
+        """A training step's batch of queries for ``forward``: query spans ``(Q, 3)`` of the step's sentences
+        ``sentence`` (one index each), over its word vectors ``x (batch, 1 + n, width)`` and ``word_mask
+        (batch, 1 + n)``, or over each sentence's :meth:`training_state` ``states``."""
+        raise NotImplementedError
+
+    def retrieves(self, asked: bool) -> bool:
+        """Whether a parse retrieves parent spans when ``asked``: a token answer has no span to retrieve."""
+        return asked and not self.answer_token
+
+    def structural_link(self, cands: SpanCandidates) -> np.ndarray:
+        """The model-free link matrix of a sentence too long for this linker (``candidates.structural_link``, with
+        this linker's root mask)."""
+        return structural_link(cands, self.allow_root_in_span)
 
     # ------------------------------------------------------------------------------------- targets and losses
     def link_targets(

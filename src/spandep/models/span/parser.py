@@ -1,6 +1,7 @@
 """The span-span parser (Gan et al., 2022): a word encoder, span proposal and MRC span linking, trained jointly.
 
-``SpanParser`` holds the three modules, computes the joint training loss and parses (``inference.parse_spans``).
+``SpanParser`` holds the three modules, computes the joint training loss and parses through its staged inference
+(``inference.SpanInference``: propose → link → decode, over the modules it hands over and one options object).
 
 Linkers (``linker["format"]``, the ``LINKERS`` registry):
 
@@ -25,7 +26,8 @@ from it instead of the linker (``label_source = "word"``); both are inference se
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +38,15 @@ from spandep.data.sentence import Sentence
 from spandep.encoders.base import WordEncoder
 from spandep.inference import InferenceOptions, InferenceStats
 from spandep.models.base import Parse, Parser
+from spandep.decoding import DECODERS
 from spandep.models.biaffine import BiaffineScorer
+from spandep.models.layers import evaluating
 from spandep.models.span import LINKERS
+from spandep.models.span.inference import Encoded, SpanInference, SpanParts
 from spandep.models.span.linking import LinkScorer
 from spandep.models.span.proposal import SpanProposal, gold_span_targets
+from spandep.models.span.scores import SpanScores
+from spandep.models.treebanks import LABELS
 
 __all__ = ["SpanParser"]
 
@@ -55,6 +62,7 @@ class SpanParser(Parser):
         "linker": {"format": "late"}, "word_scorer": False,
     }
     decoders = {"mst": "span_mst", "projective": "span_dp"}
+    scoring_settings = ("k", "mutual")
     inference_defaults = {
         "decoder": "projective", "k": 2, "lam": 1.0, "retrieval": True, "mutual": True, "arc_weight": 0.0,
         "label_source": "linker",
@@ -166,33 +174,48 @@ class SpanParser(Parser):
             raise ValueError("arc_weight and label_source='word' need a model trained with a word scorer ([model] word_scorer)")
         return chosen
 
+    def stages(self, options: InferenceOptions | None = None) -> SpanInference:
+        """The staged inference of a parse with ``options`` over the saved settings (:meth:`settings`)."""
+        settings = self.settings(options)
+        decoders = {name: DECODERS.get(algorithm) for name, algorithm in self.decoders.items()}
+        parts = SpanParts(self._encoded, self.proposal, self.linker, self.word_scorer, self.labels, decoders)
+        return SpanInference(parts, settings, self.allowed(LABELS, settings))
+
+    def _encoded(self, sentences: Sequence[Sentence], options: InferenceOptions) -> Iterator[Encoded]:
+        """:meth:`encoded_batches` with each batch's output heads' columns (:meth:`annotate`)."""
+        for idx, batch, x in self.encoded_batches(sentences, options):
+            columns = self.annotate(x, batch["word_mask"], [sentences[i].forms for i in idx], options)
+            yield idx, batch["word_mask"], x, columns  # x: (batch, 1 + n, width)
+
     def parse(
         self, sentences: Sequence[Sentence], options: InferenceOptions | None = None, stats: InferenceStats | None = None
     ) -> list[Parse]:
-        from spandep.models.span.inference import parse_spans
-
-        results, run = parse_spans(self, list(sentences), self.settings(options))
+        inference = self.stages(options)
+        with evaluating(self):
+            results, run = inference.parse(list(sentences))
         if stats is not None:
             stats.add(run)
         return results
 
+    def score(self, sentences: Sequence[Sentence], options: InferenceOptions | None = None) -> SpanScores:
+        """Stages 1 and 2 of a parse with ``options`` and retrieval, decodable with or without it (``SpanScores``)."""
+        inference = self.stages(replace(options or InferenceOptions(), retrieval=True))
+        with evaluating(self):
+            return SpanScores(inference, sentences)
+
     # ------------------------------------------------------------------ training
     def training_features(self, sentence: Sentence, treebank: str | None = None) -> dict[str, Any]:
-        """As :meth:`Parser.training_features`, plus a faithful linker's per-sentence query state."""
-        f = super().training_features(sentence, treebank)
-        if not self.linker.needs_word_vectors:
-            f["query_state"] = self.linker.prepare(sentence.forms, sentence.upos, None)
-        return f
+        """As :meth:`Parser.training_features`, plus the linker's per-sentence state (``LinkScorer.training_state``)."""
+        return {**super().training_features(sentence, treebank), "query_state": self.linker.training_state(sentence.forms, sentence.upos)}
 
     def training_batch(self, features: Sequence[dict[str, Any]], device: torch.device) -> dict[str, Any]:
         batch = super().training_batch([{k: v for k, v in f.items() if k != "query_state"} for f in features], device)
-        if not self.linker.needs_word_vectors:
-            batch["query_states"] = [f["query_state"] for f in features]
+        batch["query_states"] = [f["query_state"] for f in features]
         return batch
 
     def loss(self, batch: dict[str, Any]) -> torch.Tensor:
         """Joint loss of one batch: the encoder's tensors plus ``heads``/``rels`` ``(batch, 1 + n)`` (position 0
-        unused) and, for a faithful linker, ``query_states`` (its ``prepare`` state per sentence)."""
+        unused) and ``query_states`` (the linker's ``training_state`` per sentence)."""
         x = self.word_vectors(batch)  # (batch, 1 + n, width)
         word_mask = batch["word_mask"]  # (batch, 1 + n)
         lengths = word_mask.sum(1) - 1  # (batch,)
@@ -207,19 +230,7 @@ class SpanParser(Parser):
         loss = loss + self.heads_loss(x, batch)
         spans, sentence = self._training_queries(s_start.detach(), s_end.detach(), gold_start, gold_end, word_mask)
         targets = self.linker.link_targets([heads[b] for b in sentence], [rels[b] for b in sentence], spans, x.size(1))
-        if self.linker.needs_word_vectors:
-            index = torch.as_tensor(sentence, dtype=torch.long, device=x.device)  # (Q,)
-            link_batch: dict[str, Any] = {
-                "vectors": x,
-                "sentence": index,
-                "span": spans.to(x.device),
-                "context_word_mask": word_mask.index_select(0, index),  # (Q, 1 + n)
-                "n_words": lengths.index_select(0, index),  # (Q,)
-            }
-        else:
-            states = batch["query_states"]
-            items = [(states[b], *(int(v) for v in span)) for b, span in zip(sentence, spans)]
-            link_batch = {k: v.to(x.device) for k, v in self.linker.make_batch(items).items()}
+        link_batch = self.linker.training_batch(x, word_mask, sentence, spans, batch["query_states"])
         return loss + self.linker.loss(link_batch, targets)
 
     def _training_queries(
