@@ -92,7 +92,7 @@ def long_sentence() -> dict[str, Any]:
 
 BIG = {"tokenizer": "presegmented", "tagger": "", "parser": "", "data": "Yes\n" * MAX_SENTENCES}
 SMALL = {"tokenizer": "", "tagger": "", "parser": "", "data": "The small request is answered."}
-EWT = Path("/work/shared/data/en_ewt/en_ewt-ud-test.conllu")  # its sentences' texts: 125 kB of raw text
+EWT = Path(__file__).resolve().parents[3] / "shared" / "data" / "en_ewt" / "en_ewt-ud-test.conllu"  # its sentences' texts: 125 kB of raw text
 
 
 def ewt_text(limit: int = 199_000) -> str:
