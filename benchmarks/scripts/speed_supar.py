@@ -194,9 +194,11 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"SuPar parsed {len(dataset)} sentences, expected {n_sents}")
 
         result = {
+            "schema": "spandep-peer-speed/1",
+            "command": "python benchmarks/scripts/speed_supar.py " + " ".join(sys.argv[1:]),
             "system": f"SuPar {supar.__version__} biaffine-dep (untrained), MiniLM encoder",
             "encoder": encoder,
-            "test": os.path.abspath(args.test),
+            "test": args.test,
             "limit": args.limit,
             "sentences": n_sents,
             "words": n_words,

@@ -120,3 +120,26 @@ def write_json(path: Path, data: Any, indent: int = 2) -> None:
     """Write ``data`` as JSON (UTF-8) to ``path``, its folder made, atomically as every spandep output is."""
     path.parent.mkdir(parents=True, exist_ok=True)
     write_blocks([json.dumps(data, indent=indent, ensure_ascii=False) + "\n"], path)
+
+
+def stamp(report: dict[str, Any], schema: str, command: str) -> dict[str, Any]:
+    """A report written by a spandep command (``spandep evaluate --json``) as a result file: its ``schema``, the
+    ``command`` that made it, this machine and the checkout first."""
+    return {"schema": schema, "command": command, "machine": machine(), **checkout(), **report}
+
+
+def main() -> None:
+    """``python -m benchmarks.suite.record SCHEMA COMMAND < report.json > result.json``: :func:`stamp` on the
+    command line, for the shell scripts that keep a spandep command's JSON report."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    ap.add_argument("schema")
+    ap.add_argument("command")
+    args = ap.parse_args()
+    print(json.dumps(stamp(json.load(sys.stdin), args.schema, args.command), indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
