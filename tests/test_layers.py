@@ -29,9 +29,10 @@ ALLOWED = {
 
 
 def layer_chain(design: Path = DESIGN) -> list[list[str]]:
-    """The layers of docs/design.md's chain (the fenced line of ``→``), lowest first, each a list of the top-level
-    package or module names in it (``/`` between names of one layer)."""
-    line = next(line for line in design.read_text(encoding="utf-8").splitlines() if " → " in line and "`" not in line)
+    """The layers of docs/design.md's chain (its first fenced block, one line of ``→``), lowest first, each a list of
+    the top-level package or module names in it (``/`` between names of one layer)."""
+    lines = design.read_text(encoding="utf-8").splitlines()
+    line = lines[next(i for i, line in enumerate(lines) if line.startswith("```")) + 1]
     return [[name.strip() for name in layer.split("/")] for layer in line.split("→")]
 
 
