@@ -9,7 +9,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-\nimport pytest
+
+import pytest
 
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 
