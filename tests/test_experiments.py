@@ -93,3 +93,14 @@ def test_the_path_pattern_finds_machine_paths_only():
     hits = ["/" + "work/main/runs/x", "--out /" + "tmp/bench", "/" + "root/res/a.json", "cd /" + "home/u"]
     misses = ["../shared/data/x", "runs/work/main", "$TMPDIR/prof", "http://example.org/home/default.asp", "~/work/x"]
     assert all(ABSOLUTE.search(s) for s in hits) and not any(ABSOLUTE.search(s) for s in misses)
+
+
+def test_a_spandep_report_is_stamped_with_schema_machine_and_checkout(tmp_path):
+    from benchmarks.suite.record import stamp_file
+
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps({"command": "spandep tune M DEV --ks 2,5", "best": {"k": 2}}), encoding="utf-8")
+    stamp_file(path, "spandep-tune/1", "python -m benchmarks.suite.run --suite ewt")
+    stamped = json.loads(path.read_text(encoding="utf-8"))
+    assert stamped["schema"] == "spandep-tune/1" and stamped["command"] == "spandep tune M DEV --ks 2,5"
+    assert stamped["machine"]["cores"] >= 1 and "git_commit" in stamped and stamped["best"] == {"k": 2}
