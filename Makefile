@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_OUT := demo_out
 
-.PHONY: install models browser demo test clean
+.PHONY: install models browser demo test check clean
 
 install: $(STAMP)
 
@@ -42,6 +42,10 @@ browser:
 
 test: install browser
 	$(PY) -m pytest
+
+# The fast tier for the edit loop: every unit and property test, the `slow` end-to-end ones left out (pyproject.toml).
+check: install
+	$(PY) -m pytest -m "not slow"
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .hypothesis

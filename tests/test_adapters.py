@@ -90,6 +90,7 @@ def test_only_the_adapter_mix_parser_and_heads_train(lora_run) -> None:
     assert {id(p) for p in group["params"]} == trainable
 
 
+@pytest.mark.slow
 def test_a_compact_export_ships_only_the_adapter_and_parses_as_the_trained_model(lora_run) -> None:
     trainer, root = lora_run
     model = trainer.model.eval()
@@ -130,6 +131,7 @@ def test_a_compact_export_ships_only_the_adapter_and_parses_as_the_trained_model
         save_model(load_model(root / "compact"), root / "again")
 
 
+@pytest.mark.slow
 def test_an_int8_all_export_stores_the_adapter_and_parser_in_int8_and_parses_nearly_alike(lora_run, monkeypatch) -> None:
     trainer, root = lora_run
     monkeypatch.setattr("spandep.pipeline.model_io.ALL_MIN_ELEMENTS", 0)  # the tiny model's matrices are small
@@ -151,6 +153,7 @@ def test_an_int8_all_export_stores_the_adapter_and_parser_in_int8_and_parses_nea
     assert result.exit_code == 2 and "--int8-all needs --compact" in result.output
 
 
+@pytest.mark.slow
 def test_training_with_an_adapter_resumes_to_identical_weights(tmp_path, monkeypatch, tiny_transformer_dir) -> None:
     def config(name):
         return lora_config(tmp_path, name, model_dir=tiny_transformer_dir, epochs=2, checkpoint_every=1, patience=9)

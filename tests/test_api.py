@@ -157,6 +157,7 @@ def test_missing_model(tmp_path):
         spandep.load(tmp_path)
 
 
+@pytest.mark.slow
 def test_load_without_a_path_gives_the_shipped_model(monkeypatch):
     monkeypatch.delenv("SPANDEP_MODEL", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

@@ -169,6 +169,7 @@ def test_generated_inputs(model, tmp_path, name):
         assert b"\r" not in out.read_bytes() and not out.read_bytes().startswith(b"\xef\xbb\xbf")  # LF, no BOM
 
 
+@pytest.mark.slow
 def test_a_10000_token_sentence(model, tmp_path):
     """One sentence of 10,000 tokens: a (10,001)² score matrix (400 MB in float32) and O(n²) MST decoding."""
     words = ["the", "cat", "sat", "on", "a", "mat", ",", "and", "\u732b", "\U0001f408", "ran", "."]

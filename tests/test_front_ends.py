@@ -26,6 +26,8 @@ from spandep.training.trainer import Trainer
 from test_tokenization import tiny_tokenizer
 from test_treebanks import multi_config, two_treebanks
 
+pytestmark = pytest.mark.slow  # trains a two-treebank model, starts workers, Ray and a service
+
 runner = CliRunner()
 TREEBANKS = ("a", "b")
 BATCH = ServiceSettings().batch_tokens  # every front end parses with the service's batch size

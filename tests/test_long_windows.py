@@ -147,6 +147,7 @@ def test_sentences_up_to_the_threshold_parse_exactly_as_before(models, kind):
     assert len(parses[2].heads) == 90 and is_valid_tree(parses[2].heads)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["biaffine", "span"])
 def test_a_sentence_over_the_shipped_threshold_through_the_command_line(models, kind, tmp_path):
     """The shipped constants, end to end: a sentence of LONG_SENTENCE_WORDS + 300 words between two short ones,

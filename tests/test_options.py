@@ -101,7 +101,8 @@ def test_an_unknown_encoder_name_fails_at_once_without_a_model_hub(tmp_path):
     start = time.monotonic()
     result = runner.invoke(app, ["train", str(config)])
     assert_usage_error(result, "encoder 'bert-base-uncased' is neither a known base (all-MiniLM-L6-v2, all-mpnet-base-v2, multilingual-e5-small) nor a local model folder")
-    assert time.monotonic() - start < 20
+    # a hang bound (a model hub's timeouts and retries), never reached by a local failure however loaded the machine
+    assert time.monotonic() - start < 300
     assert "HF_HUB_OFFLINE" in os.environ and "TRANSFORMERS_OFFLINE" in os.environ  # set by spandep.encoders
 
 

@@ -133,6 +133,7 @@ def test_stale_temporaries_of_dead_writers_are_removed(tmp_path):
     assert remove_stale_temporaries(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_sigterm_removes_the_temporary_file_and_kill_9_leaves_one_the_next_run_removes(tmp_path):
     """The parse waits on its input (a pipe) with its temporary output open, as a long parse would."""
     from conftest import write_config

@@ -51,6 +51,7 @@ def test_one_doc_per_item_in_order(nlp):
     assert [d.to_conllu() for d in nlp.stream(ITEMS)] == [d.to_conllu() for d in docs]
 
 
+@pytest.mark.slow
 def test_processes_give_the_same_docs(nlp):
     one = list(nlp.pipe(ITEMS, batch_size=2))
     two = list(nlp.pipe(ITEMS, batch_size=2, n_process=2))
@@ -90,6 +91,7 @@ def test_load_options(tiny_models):
         spandep.load(tiny_models["biaffine"], device=0)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_workers_that_cannot_load_the_model_stop_the_pool(tmp_path, nlp):
     """A script as the README shows it (the ``__main__`` guard): a bad model path is the worker's error, at once."""
     script = tmp_path / "bad_model.py"
@@ -121,6 +123,7 @@ def test_workers_that_cannot_load_the_model_stop_the_pool(tmp_path, nlp):
     assert [line.split(":")[0] for line in lines] == ["parse_parallel", "pipe"]
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_is_an_error_naming_its_status_not_a_wait(tiny_models):
     """A worker killed midway (as the kernel kills one for memory): the caller gets one error with the exit status,
     and the other worker is stopped; nothing waits forever."""

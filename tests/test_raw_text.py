@@ -31,6 +31,7 @@ def tokenizer_dir(tmp_path):
     return folder
 
 
+@pytest.mark.slow
 def test_a_model_folder_keeps_ships_and_uses_its_tokenizer(tiny_models, tokenizer_dir, tmp_path):
     model = tmp_path / "model"
     shutil.copytree(tiny_models["biaffine"], model)
@@ -73,6 +74,7 @@ def test_export_ships_a_tokenizer_trained_after_the_model(tiny_models, tokenizer
     assert not (tmp_path / "no").exists()
 
 
+@pytest.mark.slow
 def test_training_copies_the_configured_tokenizer(tokenizer_dir, tmp_path):
     config = write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", epochs=1)
     config.write_text(config.read_text().replace("[data]\n", f'[data]\ntokenizer = "{tokenizer_dir}"\n', 1))
@@ -98,6 +100,7 @@ def test_a_sentence_a_line_is_tokenized_but_never_split(tokenizer):
         assert kept[0].forms == ["Hello", "there", ".", "How", "are", "you", "?"]
 
 
+@pytest.mark.slow
 def test_parse_lines_of_raw_text(tmp_path):
     source = tmp_path / "lines.txt"
     source.write_text("The dog barked. It ran away.\nFine.\n")

@@ -36,6 +36,7 @@ def tiny_model(tmp_path_factory):
     return tmp / "run" / "model"
 
 
+@pytest.mark.slow
 def test_parse_dataset_equals_single_process_parsing(local_ray, tiny_model) -> None:
     from spandep.integrations.ray_data import parse_dataset
 

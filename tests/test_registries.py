@@ -64,6 +64,7 @@ def toy_encoder():
     ENCODERS.remove("toy")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("parser", [TINY_SPAN, 'type = "biaffine"\narc_mlp = 16\nrel_mlp = 8\n'], ids=["span", "biaffine"])
 def test_a_registered_encoder_trains_loads_and_parses(tmp_path, toy_encoder, parser: str) -> None:
     path = write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model=parser, epochs=1)

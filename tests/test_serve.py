@@ -48,6 +48,7 @@ def test_models_and_health(served):
     assert health["status"] == "ok" and health["models"] == ["en", tiny] and health["queued"] == 0
 
 
+@pytest.mark.slow
 def test_process_raw_text_is_what_spandep_parse_writes(served, tmp_path):
     url, _ = served
     text = DEMO.read_text(encoding="utf-8")
@@ -59,6 +60,7 @@ def test_process_raw_text_is_what_spandep_parse_writes(served, tmp_path):
     assert uploaded["result"] == expected
 
 
+@pytest.mark.slow
 def test_udapi_client(served, tmp_path):
     """udapi's UDPipe client, pointed at the server: multipart (as udpipe2_client.py sends) and form requests."""
     from udapi.core.root import Root
@@ -80,6 +82,7 @@ def test_udapi_client(served, tmp_path):
     assert [n.deprel for n in trees[1].descendants] == [w[7] for w in words[4:]]
 
 
+@pytest.mark.slow
 def test_presegmented_text_is_a_sentence_a_line(served, tmp_path):
     """UDPipe's tokenizer=presegmented (udapi's default) is spandep parse --input-format lines."""
     from udapi.core.root import Root
@@ -97,6 +100,7 @@ def test_presegmented_text_is_a_sentence_a_line(served, tmp_path):
     assert [n.form for n in tree.descendants] == ["The", "dog", "barked", ".", "It", "ran", "away", "."]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("output", "options"), [
     ("conllu", ["--confidence"]), ("jsonl", []), ("svg", []), ("html", []),
 ])
@@ -110,6 +114,7 @@ def test_parse_endpoint_writes_every_format_as_spandep_parse(served, tmp_path, o
         assert answer["sentences"] == [json.loads(line) for line in answer["result"].splitlines()]
 
 
+@pytest.mark.slow
 def test_parse_endpoint_inputs_options_and_trees(served, tmp_path):
     url, tiny = served
     conllu = (REPO / "tests" / "fixtures" / "en_ewt_excerpt.conllu").read_text(encoding="utf-8")
@@ -122,6 +127,7 @@ def test_parse_endpoint_inputs_options_and_trees(served, tmp_path):
     assert "head_probs" in answer["sentences"][0] and "result" not in answer
 
 
+@pytest.mark.slow
 def test_tagger_and_parser_switch_their_columns(served):
     url, _ = served
     columns = {}

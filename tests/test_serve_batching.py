@@ -194,6 +194,7 @@ def slowed(service: Service) -> Recorder:
     return recorder
 
 
+@pytest.mark.slow
 def test_overload_is_503_with_retry_after_and_the_server_lives_on(shipped):
     service = Service(shipped, ServiceSettings(max_queue=1))
     recorder = slowed(service)
@@ -224,6 +225,7 @@ def test_a_request_not_parsed_in_time_is_504(shipped):
         assert response.status_code == 504 and response.text.startswith("not parsed within 0.3 s (--timeout)")
 
 
+@pytest.mark.slow
 def test_sigterm_lets_the_request_in_flight_finish(tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(sys.path)}
     server = subprocess.Popen([sys.executable, "-m", "spandep", "serve", "--port", "0", "--threads", "1"],

@@ -137,6 +137,7 @@ def test_the_413_of_a_body_names_the_limit_it_applies(models):
 # ---------------------------------------------------------------- fairness, timeouts, disconnects, the queue
 
 
+@pytest.mark.slow
 def test_a_small_request_waits_for_at_most_one_turn_of_a_big_one(models):
     service = Service(models, ServiceSettings(batch_words=4))  # a turn: two one-word sentences
     gate = Gate(service)
@@ -152,6 +153,7 @@ def test_a_small_request_waits_for_at_most_one_turn_of_a_big_one(models):
     assert sum(map(len, gate.calls)) == 41 and len(gate.calls) == 21
 
 
+@pytest.mark.slow
 def test_after_a_504_the_work_stops_at_its_next_turn(models):
     service = Service(models, ServiceSettings(batch_words=4, timeout_s=0.5))
     gate = Gate(service)
@@ -215,6 +217,7 @@ def closed_by_server(sock: socket.socket) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_idle_connections_are_closed_and_a_normal_client_is_still_answered(models, log_lines):
     service = Service(models, ServiceSettings(max_connections=20, read_timeout_s=1.0, idle_timeout_s=0.5))
     with live_server(service) as url:
@@ -230,6 +233,7 @@ def test_idle_connections_are_closed_and_a_normal_client_is_still_answered(model
     assert len(log_lines.records) <= 2 * LOG_BURST + 2  # evictions and read timeouts, each kind held to its burst
 
 
+@pytest.mark.slow
 def test_a_stalled_upload_is_cut_at_the_read_timeout(models, log_lines):
     service = Service(models, ServiceSettings(read_timeout_s=1.0))
     with live_server(service) as url:

@@ -66,6 +66,7 @@ def parse(page, url: str, text: str, input_format: str = "text") -> None:
     page.wait_for_function("document.getElementById('status').textContent.includes('parsed by model')")
 
 
+@pytest.mark.slow
 def test_typed_sentence_is_drawn_with_its_words_and_arcs(page, tmp_path):
     page, url = page
     parse(page, url, SENTENCE)
@@ -80,6 +81,7 @@ def test_typed_sentence_is_drawn_with_its_words_and_arcs(page, tmp_path):
     screenshot(page, tmp_path, "serve-page.png")
 
 
+@pytest.mark.slow
 def test_long_sentence_scrolls_in_its_own_box(page):
     page, url = page
     parse(page, url, LONG + " " + SENTENCE)
@@ -90,6 +92,7 @@ def test_long_sentence_scrolls_in_its_own_box(page):
     assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH  # the page itself does not scroll
 
 
+@pytest.mark.slow
 def test_uploaded_conllu_shows_lemmas_and_features(page, tmp_path):
     page, url = page
     load(page, url)
@@ -107,6 +110,7 @@ def test_uploaded_conllu_shows_lemmas_and_features(page, tmp_path):
     screenshot(page, tmp_path, "serve-page-conllu.png")
 
 
+@pytest.mark.slow
 def test_downloads_are_what_the_service_writes(page):
     page, url = page
     parse(page, url, SENTENCE)
@@ -118,6 +122,7 @@ def test_downloads_are_what_the_service_writes(page):
         assert download.value.suggested_filename == f"parsed.{fmt}"
 
 
+@pytest.mark.slow
 def test_errors_are_shown_on_the_page(page):
     page, url = page
     load(page, url)

@@ -56,6 +56,7 @@ def tagged_run(tmp_path_factory, tiny_transformer_dir):
     return trainer, root
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("parser", [TINY_SPAN, TINY_BIAFFINE], ids=["span", "biaffine"])
 def test_the_tagger_learns_and_fills_only_missing_upos(tmp_path, parser) -> None:
     cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model=parser + "\n[heads.upos]\n", epochs=8, lr=1e-2))

@@ -37,6 +37,7 @@ def doc_trees(doc) -> list[list[int]]:
     return out
 
 
+@pytest.mark.slow
 def test_entry_point_registers_the_factory_without_importing_spandep(model_dir):
     code = (
         "import spacy, sys\n"

@@ -148,12 +148,14 @@ def test_trained_tokenizer_is_lossless(text, seed, token, sentence, mwt):
     check_lossless(text, tokenizer.tokenize(text))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tokenizer", [RULES, tiny_tokenizer()], ids=["rules", "trained"])
 def test_very_long_lines(tokenizer):
     text = ("word-" * 20_000) + " " + ("x" * 60_000) + "@" + ("é" * 30_000) + "\n" + "a. " * 20_000
     started = time.perf_counter()
     sentences = tokenizer.tokenize(text)
-    assert time.perf_counter() - started < 20
+    # a hang bound, never reached by a linear pass however loaded the machine (a quadratic one would take hours)
+    assert time.perf_counter() - started < 600
     check_lossless(text, sentences)
 
 
@@ -276,6 +278,7 @@ def test_lexicon_decision_overrides_the_network(tmp_path):
 # ------------------------------------------------------------------------------------------ training
 
 
+@pytest.mark.slow
 def test_train_tokenizer_cli_and_resume(tmp_path):
     runner = CliRunner()
     out = tmp_path / "run"

@@ -27,6 +27,7 @@ def test_lr_schedule_warms_up_then_decays_to_zero():
     assert f[-1] == pytest.approx(1 / 90)
 
 
+@pytest.mark.slow
 def test_biaffine_overfits_a_tiny_treebank(tmp_path):
     cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", epochs=1))
     cfg["training"]["lr"] = 1e-2
@@ -43,6 +44,7 @@ def _weights(directory):
     return {k: v.clone() for k, v in load_model(directory).state_dict().items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model_table, ema", [(TINY_BIAFFINE, 0.0), (TINY_SPAN, 0.0), (TINY_BIAFFINE, 0.9)],
                          ids=["biaffine", "span", "biaffine-ema"])
 def test_interrupted_training_resumes_to_identical_weights(tmp_path, monkeypatch, model_table, ema):
@@ -100,6 +102,7 @@ def test_weight_average_follows_its_formula_and_gives_the_weights_back():
     assert torch.equal(layer.weight, own)
 
 
+@pytest.mark.slow
 def test_a_run_resumes_with_more_epochs_but_not_with_other_settings(tmp_path, monkeypatch):
     path = write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", checkpoint_every=2, patience=9)
     train_interrupted(load_config(path), monkeypatch, at_call=3)
@@ -123,6 +126,7 @@ def test_resume_check_lists_changed_settings_but_not_those_a_later_version_added
     assert changed_settings(saved, {**now, "model": {}}) == ["[model] k: 5 → None"]
 
 
+@pytest.mark.slow
 def test_saved_transformer_model_reloads_with_same_predictions(tmp_path, tiny_transformer_dir):
     cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "transformer", tiny_transformer_dir, epochs=1))
     trainer = Trainer(cfg)
@@ -138,6 +142,7 @@ def test_saved_transformer_model_reloads_with_same_predictions(tmp_path, tiny_tr
 
 
 # ----------------------------------------------------------------------------------------- span-span parser
+@pytest.mark.slow
 def test_span_parser_trains_saves_and_reloads_with_same_trees(tmp_path):
     cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model=TINY_SPAN, epochs=2))
     trainer = Trainer(cfg)
@@ -158,6 +163,7 @@ def test_span_parser_trains_saves_and_reloads_with_same_trees(tmp_path):
     assert trainer.model.train().loss(batch).item() < first
 
 
+@pytest.mark.slow
 def test_span_parser_with_the_faithful_inline_linker_trains_and_reloads(tmp_path, tiny_transformer_dir):
     model = (
         'type = "span"\nspan_mlp = 16\nquery_rate = 0.5\n'
@@ -229,6 +235,7 @@ def test_a_bad_base_is_a_clear_error(tmp_path, text, message):
         load_config(tmp_path / "c.toml")
 
 
+@pytest.mark.slow
 def test_a_second_training_of_the_same_run_is_a_clear_error(tmp_path):
     import fcntl
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import pytest
 import torch
 from safetensors.torch import load_file
 from typer.testing import CliRunner
@@ -39,6 +40,7 @@ def test_character_vectors_tell_apart_words_the_transformer_reads_alike(tiny_tra
     assert out[0, 3].abs().sum() == 0  # padding
 
 
+@pytest.mark.slow
 def test_a_lora_model_with_character_vectors_ships_compact_and_parses_the_same(tmp_path, tiny_transformer_dir) -> None:
     path = write_config(tmp_path / "c.toml", tmp_path / "run", "transformer", tiny_transformer_dir, pretrained=True,
                         model=TINY_SPAN + "\n[heads.upos]\n", encoder_extra=LORA, epochs=1)

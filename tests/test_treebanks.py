@@ -203,6 +203,7 @@ def test_the_treebank_embedding_and_masks() -> None:
     assert restrict(scores, masks_only.mask("labels", "b")).argmax(-1).item() == 1 and restrict(scores, None) is scores
 
 
+@pytest.mark.slow
 def test_the_raw_text_benchmark_parses_as_the_treebank_it_names(joint: Path, tmp_path: Path) -> None:
     from benchmarks.suite import raw_text
     from benchmarks.suite.systems import DATASETS

@@ -75,6 +75,7 @@ def test_word_options_need_a_word_scorer() -> None:
         decode([sc], ["a"], "span_dp", label_source="word")
 
 
+@pytest.mark.slow
 def test_span_parser_with_a_word_scorer_trains_reloads_and_parses_with_its_terms(tmp_path) -> None:
     model = TINY_SPAN + "word_scorer = { arc_mlp = 16, rel_mlp = 8 }\n"
     cfg = load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model=model, epochs=2))

@@ -120,6 +120,7 @@ def main() -> None:
                 runs.append(measure(args.config, args.ewt, base, adapter, args.steps, Path(scratch)))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     record = {
+        "schema": "spandep-adapter-step-cost/1",
         "command": "PYTHONPATH=src:. OMP_NUM_THREADS=1 python -m benchmarks.scripts.adapter_step_cost " + " ".join(sys.argv[1:]),
         **checkout(), "machine": machine(), "torch": torch.__version__, "torch_threads": 1,
         "date": time.strftime("%Y-%m-%d"), "runs": runs,

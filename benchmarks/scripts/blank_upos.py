@@ -1,7 +1,7 @@
 """Write a copy of a CoNLL-U file with every UPOS (or the columns named) set to ``_`` (to measure the output heads:
 parse the copy, then ``spandep evaluate GOLD PRED`` reports their accuracies against the original).
 
-    .venv/bin/python benchmarks/scripts/blank_upos.py ../shared/data/en_ewt/en_ewt-ud-test.conllu /tmp/test-noupos.conllu
+    .venv/bin/python benchmarks/scripts/blank_upos.py ../shared/data/en_ewt/en_ewt-ud-test.conllu runs/test-noupos.conllu
     .venv/bin/python benchmarks/scripts/blank_upos.py IN.conllu OUT.conllu upos xpos feats lemma
 """
 

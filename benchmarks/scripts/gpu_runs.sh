@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 PY=${PY:-.venv/bin/python}
 DEV=../shared/data/en_ewt/en_ewt-ud-dev.conllu
 TEST=../shared/data/en_ewt/en_ewt-ud-test.conllu
-mkdir -p runs benchmarks/results/legacy
+mkdir -p runs benchmarks/results/evaluate
 case "$1" in
   train)
     shift
@@ -26,7 +26,9 @@ case "$1" in
           --out "benchmarks/results/en_ewt_dev__span_sweep__$run.json" --write --ablate-mutual > "runs/$run.tune.log" 2>&1
         mkdir -p "runs/$run/pred"
         $PY -m spandep parse $TEST -o "runs/$run/pred/en_ewt-test.conllu" --model "runs/$run/model" --device cuda
-        $PY -m spandep evaluate $TEST "runs/$run/pred/en_ewt-test.conllu" --json > "benchmarks/results/legacy/en_ewt_test__$run.json"
+        $PY -m spandep evaluate $TEST "runs/$run/pred/en_ewt-test.conllu" --json \
+          | PYTHONPATH=src:. $PY -m benchmarks.suite.record spandep-evaluate/1 "benchmarks/scripts/gpu_runs.sh finish $run" \
+          > "benchmarks/results/evaluate/en_ewt_test__$run.json"
       ) &
     done
     wait ;;

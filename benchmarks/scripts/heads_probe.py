@@ -1,6 +1,6 @@
 """Output-head design choices measured cheaply: the heads trained on frozen encoder vectors cached once.
 
-``python benchmarks/scripts/heads_probe.py --cache /tmp/ewt_minilm.pt`` encodes EWT train and dev once with the
+``python benchmarks/scripts/heads_probe.py --cache runs/ewt_minilm.pt`` encodes EWT train and dev once with the
 pretrained all-MiniLM-L6-v2 encoder (frozen, layer mix at its initial equal weights), then trains each variant of
 the output heads on the cached word vectors and prints dev accuracies: FEATS as whole bundles against one classifier
 per feature, and each head with and without the casing feature. The numbers are in docs/design.md ("Output heads").
@@ -26,7 +26,7 @@ from spandep.encoders.transformer import TransformerEncoder
 from spandep.models.heads import HEADS, IGNORE, HeadInput, OutputHead
 from spandep.models.heads.feats import NO_FEATURES
 
-EWT = Path("/work/shared/data/en_ewt")
+EWT = Path(__file__).resolve().parents[3] / "shared" / "data" / "en_ewt"  # ../shared/data beside the repository
 
 
 def encode(sentences: Sequence[Sentence], encoder: TransformerEncoder, batch: int = 32) -> list[torch.Tensor]:

@@ -8,7 +8,7 @@ original sentence parsed by itself: what the words get in ordinary text). UAS an
 original sentences' roots (one tree over a joined sentence has one root, so their gold arcs cannot be matched).
 
     PYTHONPATH=src:. OMP_NUM_THREADS=1 python -m benchmarks.scripts.long_sentence_accuracy --model en \\
-        --conllu /work/shared/data/en_ewt/en_ewt-ud-dev.conllu --words 2000
+        --conllu ../shared/data/en_ewt/en_ewt-ud-dev.conllu --words 2000
 """
 
 from __future__ import annotations

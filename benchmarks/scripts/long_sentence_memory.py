@@ -23,7 +23,7 @@ from io import BytesIO
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-EWT_DEV = Path("/work/shared/data/en_ewt/en_ewt-ud-dev.conllu")
+EWT_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "en_ewt" / "en_ewt-ud-dev.conllu"
 
 
 def forms_of(conllu: Path) -> list[str]:

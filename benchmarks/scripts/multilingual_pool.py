@@ -202,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         i["sources"] = {s: portable_path(Path(p)) for s, p in i["sources"].items()}
         i["files"] = {s: portable_path(Path(p)) for s, p in i["files"].items()}
     manifest = {
+        "schema": "spandep-multilingual-pool/1",
         "command": "python " + " ".join([portable_path(Path(sys.argv[0])), *(argv if argv is not None else sys.argv[1:])]),
         "machine": machine(), "held_out": args.held_out,
         "totals": totals(info), "treebanks": info,

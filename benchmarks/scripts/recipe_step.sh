@@ -23,6 +23,8 @@ if [ "$kind" = span ]; then  # spandep tune on each treebank's dev (--treebank i
     which=(); [ $# -gt 1 ] && which=(--treebank "$treebank")
     "$PY" -m spandep tune "$out/model" "$dev" "${which[@]}" --ks 2,5 --write --threads 1 \
       --out "benchmarks/results/multilingual/${treebank}__${step}__tune.json"
+    "$PY" -m benchmarks.suite.record spandep-tune/1 "benchmarks/scripts/recipe_step.sh $config $*" \
+      "benchmarks/results/multilingual/${treebank}__${step}__tune.json"
   done
 fi
 for treebank in "$@"; do

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from benchmarks.suite.raw_text import blank, model_parser
+from benchmarks.suite.record import machine
 from benchmarks.suite.systems import DATASETS
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
@@ -89,6 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     report = evaluate_conll18(gold, voted, gold_source="gold", system_source="vote").to_dict()
     print(f"vote of {len(parses)}: LAS {report['LAS']['f1']:.2f} MLAS {report['MLAS']['f1']:.2f}")
     result: dict[str, Any] = {
+        "schema": "spandep-seed-vote/1", "machine": machine(),
         "treebank": args.dataset, "split": args.split, "mode": "gold", "members": members, "vote": {"conll18": report},
         "threads": 1, "command": "python -m benchmarks.scripts.seed_vote " + " ".join(argv or sys.argv[1:]),
     }

@@ -92,7 +92,7 @@ def long_sentence() -> dict[str, Any]:
 
 BIG = {"tokenizer": "presegmented", "tagger": "", "parser": "", "data": "Yes\n" * MAX_SENTENCES}
 SMALL = {"tokenizer": "", "tagger": "", "parser": "", "data": "The small request is answered."}
-EWT = Path("/work/shared/data/en_ewt/en_ewt-ud-test.conllu")  # its sentences' texts: 125 kB of raw text
+EWT = Path(__file__).resolve().parents[3] / "shared" / "data" / "en_ewt" / "en_ewt-ud-test.conllu"  # its sentences' texts: 125 kB of raw text
 
 
 def ewt_text(limit: int = 199_000) -> str:
@@ -197,7 +197,8 @@ def main() -> None:
     ap.add_argument("--idle-seconds", type=float, default=60.0)
     ap.add_argument("--out", help="result JSON (benchmarks/results/serve/...)")
     args = ap.parse_args()
-    result: dict[str, Any] = {"command": " ".join([Path(sys.executable).name, "-m", "benchmarks.scripts.serve_bars", *sys.argv[1:]]),
+    result: dict[str, Any] = {"schema": "spandep-serve-bars/1",
+                              "command": " ".join([Path(sys.executable).name, "-m", "benchmarks.scripts.serve_bars", *sys.argv[1:]]),
                               "commit": git("rev-parse", "HEAD"), "date": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine()}
     for name in args.bars.split(","):
         result[name] = idle(args.idle_connections, args.idle_seconds) if name == "idle" else BARS[name]()

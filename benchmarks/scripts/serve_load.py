@@ -331,6 +331,7 @@ def main() -> None:
     memory = memory_summary(run["memory"])
     burst = run["burst"]
     result = {
+        "schema": "spandep-serve-load/1",
         "command": " ".join([Path(sys.executable).name, "-m", "benchmarks.scripts.serve_load",
                              *(portable_path(a) if a == args.data else a for a in sys.argv[1:])]),
         "commit": git("rev-parse", "HEAD"), "date": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine(),

@@ -6,7 +6,7 @@ test fixtures for 2 epochs (seconds, one thread), and prints per model the SHA-2
 weights, of config.json's ``model`` and ``encoder`` tables, of its training config with the paths taken out, and
 of the dev fixture parsed by it. Run it once per checkout, with that checkout's ``src`` first on the path:
 
-    PYTHONPATH=src:. OMP_NUM_THREADS=1 python -m benchmarks.scripts.single_path_identity /tmp/identity-new
+    PYTHONPATH=src:. OMP_NUM_THREADS=1 python -m benchmarks.scripts.single_path_identity runs/identity-new
 """
 
 from __future__ import annotations

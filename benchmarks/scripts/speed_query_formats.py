@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import torch
 
-from benchmarks.suite.record import write_json
+from benchmarks.suite.record import machine, write_json
 from spandep.data.conllu import read_conllu
 from spandep.inference import InferenceOptions, InferenceStats
 from spandep.models.span import LINKERS
@@ -56,7 +57,10 @@ def main() -> None:
                      "threads": speed["threads"]})
         print(json.dumps(rows[-1]), flush=True)
     if args.out:
-        write_json(Path(args.out), {"model": args.model, "test": args.test, "rows": rows})
+        write_json(Path(args.out), {
+            "schema": "spandep-speed-query-formats/1", "command": "python -m benchmarks.scripts.speed_query_formats " + " ".join(sys.argv[1:]),
+            "machine": machine(), "model": args.model, "test": args.test, "rows": rows,
+        })
 
 
 if __name__ == "__main__":

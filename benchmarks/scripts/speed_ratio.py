@@ -8,7 +8,7 @@ too). Each span setting (``--ks``) is also parsed once more and scored against t
 
     .venv/bin/python -m benchmarks.scripts.speed_ratio --baseline runs/default-biaffine \\
         --test ../shared/data/en_ewt/en_ewt-ud-test.conllu --ks 2 5 --rounds 5 \\
-        --out benchmarks/results/legacy/speed_ratio__en_ewt_test__default_model_span.json
+        --out benchmarks/results/speed/speed_ratio__en_ewt_test__default_model_span.json
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def main() -> None:
             "accuracy": accuracy(model, sentences, options),
         })
     result = {
-        "test": args.test, "sentences": len(sentences), "words": words, "baseline": args.baseline,
+        "schema": "spandep-speed-ratio/1", "test": args.test, "sentences": len(sentences), "words": words, "baseline": args.baseline,
         "model": args.model, "rounds": args.rounds, "threads": args.threads, "torch": torch.__version__,
         "machine": f"{platform.machine()} {platform.processor() or ''}".strip(),
         "git_commit": git("rev-parse", "--short", "HEAD"),

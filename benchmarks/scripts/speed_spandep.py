@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 import torch
 
@@ -39,6 +40,8 @@ def main() -> None:
     measured = measure_speed(model, list(read_conllu(args.test)), args.runs, 1, options)
     seconds = measured["runs_seconds"][-1]
     result = {
+        "schema": "spandep-peer-speed/1",
+        "command": "python benchmarks/scripts/speed_spandep.py " + " ".join(sys.argv[1:]),
         "system": f"spandep {__version__} {model.name}",
         "model": args.model,
         "test": args.test,

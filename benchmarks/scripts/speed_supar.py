@@ -6,13 +6,13 @@ same encoder as our MiniLM Biaffine parser (all-MiniLM-L6-v2), on the same machi
 Usage (SuPar lives in its own virtualenv, outside this repository, because it needs
 transformers 4.x while spandep uses transformers 5.x)::
 
-    /work/supar-venv/bin/python benchmarks/scripts/speed_supar.py --threads 2
-    /work/supar-venv/bin/python benchmarks/scripts/speed_supar.py --limit 50 --threads 1   # quick check
+    ../supar-venv/bin/python benchmarks/scripts/speed_supar.py --threads 2
+    ../supar-venv/bin/python benchmarks/scripts/speed_supar.py --limit 50 --threads 1   # quick check
 
 Set-up of that virtualenv (CPU only)::
 
-    python3.11 -m venv /work/supar-venv
-    /work/supar-venv/bin/pip install torch==2.13.0 supar==1.1.4 "transformers>=4.40,<5"
+    python3.11 -m venv ../supar-venv
+    ../supar-venv/bin/pip install torch==2.13.0 supar==1.1.4 "transformers>=4.40,<5"
 
 What is built
     ``supar.BiaffineDependencyParser.build(...)`` with the settings of
@@ -65,8 +65,8 @@ import sys
 import tempfile
 import time
 
-DEFAULT_TRAIN = "/work/shared/data/en_ewt/en_ewt-ud-train.conllu"
-DEFAULT_TEST = "/work/shared/data/en_ewt/en_ewt-ud-test.conllu"
+DEFAULT_TRAIN = "../shared/data/en_ewt/en_ewt-ud-train.conllu"  # from the repository root
+DEFAULT_TEST = "../shared/data/en_ewt/en_ewt-ud-test.conllu"
 
 
 def default_encoder() -> str:
@@ -194,9 +194,11 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"SuPar parsed {len(dataset)} sentences, expected {n_sents}")
 
         result = {
+            "schema": "spandep-peer-speed/1",
+            "command": "python benchmarks/scripts/speed_supar.py " + " ".join(sys.argv[1:]),
             "system": f"SuPar {supar.__version__} biaffine-dep (untrained), MiniLM encoder",
             "encoder": encoder,
-            "test": os.path.abspath(args.test),
+            "test": args.test,
             "limit": args.limit,
             "sentences": n_sents,
             "words": n_words,
@@ -236,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         "python": platform.python_version(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
     })
     line = json.dumps(result)
     print(line)

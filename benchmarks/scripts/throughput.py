@@ -10,7 +10,7 @@ that times ``parse_stream`` alone, in 2,000-sentence chunks, where each path her
 512-sentence chunks.
 
     .venv/bin/python -m benchmarks.scripts.throughput --data ../shared/data/en_ewt/en_ewt-ud-test.conllu \\
-        --out benchmarks/results/legacy/throughput__en_ewt_test__default.json
+        --out benchmarks/results/speed/throughput__en_ewt_test__default.json
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def main() -> None:
         row["sent_per_s"] = round(len(sentences) / row["seconds"], 1)
         row["words_per_s"] = round(words / row["seconds"], 1)
     result = {
-        "data": args.data, "model": model_dir, "model_type": model.name, "sentences": len(sentences),
+        "schema": "spandep-throughput/1", "data": args.data, "model": model_dir, "model_type": model.name, "sentences": len(sentences),
         "words": words, "model_load_seconds": round(load_seconds, 1), "paths": rows,
         "machine": machine(),
         "torch": torch.__version__, "command": "python -m benchmarks.scripts.throughput " + " ".join(sys.argv[1:]),

@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else RuleTokenizer()
     result: dict[str, Any] = {
-        "treebank": args.treebank, **tokenizer_info(args.tokenizer), "scorer": "udtools.udeval (CoNLL 2018)",
+        "schema": "spandep-tokenizer-scores/1", "treebank": args.treebank, **tokenizer_info(args.tokenizer), "scorer": "udtools.udeval (CoNLL 2018)",
         "command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])]),
         **checkout(), "machine": machine(), "date": time.strftime("%Y-%m-%d"), "torch_threads": 1,
     }

@@ -14,6 +14,7 @@ from benchmarks.suite.systems import REPO
 from spandep.data.output import write_blocks
 
 SCHEMA = "spandep-benchmark/1"
+TUNE_SCHEMA = "spandep-tune/1"  # a dev sweep of `spandep tune --out`, stamped with the machine
 REQUIRED = (
     "dataset", "split", "system", "encoder", "UAS", "LAS", "UAS_nopunct", "LAS_nopunct", "CLAS", "sentences", "words",
     "parse_sent_per_s", "train_minutes", "peak_rss_mb", "git_commit", "command", "machine", "date",
@@ -120,3 +121,37 @@ def write_json(path: Path, data: Any, indent: int = 2) -> None:
     """Write ``data`` as JSON (UTF-8) to ``path``, its folder made, atomically as every spandep output is."""
     path.parent.mkdir(parents=True, exist_ok=True)
     write_blocks([json.dumps(data, indent=indent, ensure_ascii=False) + "\n"], path)
+
+
+def stamp(report: dict[str, Any], schema: str, command: str) -> dict[str, Any]:
+    """A report written by a spandep command (``spandep evaluate --json``) as a result file: its ``schema``, the
+    ``command`` that made it, this machine and the checkout first."""
+    return {"schema": schema, "command": command, "machine": machine(), **checkout(), **report}
+
+
+def stamp_file(path: Path, schema: str, command: str) -> None:
+    """:func:`stamp` on a report a spandep command wrote (``spandep tune --out``), in place. ``command`` stays the
+    report's own when it has one."""
+    report = json.loads(path.read_text(encoding="utf-8"))
+    write_json(path, {**stamp(report, schema, command), **({"command": report["command"]} if "command" in report else {})})
+
+
+def main() -> None:
+    """``python -m benchmarks.suite.record SCHEMA COMMAND [FILE]``: :func:`stamp` on the command line, for the shell
+    scripts that keep a spandep command's JSON report: FILE in place, else standard input to standard output."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    ap.add_argument("schema")
+    ap.add_argument("command")
+    ap.add_argument("file", nargs="?", type=Path)
+    args = ap.parse_args()
+    if args.file:
+        stamp_file(args.file, args.schema, args.command)
+    else:
+        print(json.dumps(stamp(json.load(sys.stdin), args.schema, args.command), indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()

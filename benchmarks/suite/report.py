@@ -1,4 +1,5 @@
-"""Regenerate the results tables of BENCHMARKS.md from the result files written by ``python -m benchmarks.suite.run``.
+"""Regenerate the results tables of BENCHMARKS.md from the result files written by ``python -m benchmarks.suite.run``
+and named by the list of experiments (benchmarks/experiments.toml; a suite file it does not name is an error).
 
 Only the text between ``<!-- results:begin -->`` and ``<!-- results:end -->`` is replaced; everything else in the
 document is hand-written and left as it is.
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.suite.experiments import Experiment, read_experiments, suite_results
 from benchmarks.suite.record import SCHEMA
 from benchmarks.suite.systems import DATASETS, REPO, RESULTS, SYSTEMS, System
 from spandep.data.output import write_blocks
@@ -52,11 +54,14 @@ GPU_PROTOCOL = (
 )
 
 
-def load_results(folder: Path) -> list[dict[str, Any]]:
+def load_results(folder: Path, experiments: list[Experiment] | None = None) -> list[dict[str, Any]]:
     """Every result file in ``folder`` (``<dataset>__<system>.json``; the dev sweeps beside them are not read); a
-    file of another schema is an error."""
+    file of another schema is an error. With ``experiments`` (the list, benchmarks/experiments.toml), a file that the
+    list does not name is one too."""
     results = []
-    for path in sorted(p for p in folder.glob("*__*.json") if "__span_sweep" not in p.name):
+    paths = suite_results(folder, experiments) if experiments is not None else sorted(
+        p for p in folder.glob("*__*.json") if "__span_sweep" not in p.name)
+    for path in paths:
         result = json.loads(path.read_text(encoding="utf-8"))
         if result.get("schema") != SCHEMA:
             raise SystemExit(f"{path} is not a result file of schema {SCHEMA} (files of other formats: results/legacy/)")
@@ -196,8 +201,9 @@ def main() -> None:
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--doc", type=Path, default=REPO / "BENCHMARKS.md")
     args = ap.parse_args()
-    gpu = load_results(args.results / "gpu") if (args.results / "gpu").is_dir() else []
-    body = render(load_results(args.results), gpu=gpu)
+    experiments = read_experiments()
+    gpu = load_results(args.results / "gpu", experiments) if (args.results / "gpu").is_dir() else []
+    body = render(load_results(args.results, experiments), gpu=gpu)
     write_blocks([replace_section(args.doc.read_text(encoding="utf-8"), body)], args.doc)
     print(f"wrote the results section of {args.doc}")
 

@@ -25,7 +25,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks.suite.record import NOT_TRAINED, checkout, encoder_name, machine, scores, trained_on, training, write_result
+from benchmarks.suite.record import (
+    NOT_TRAINED, TUNE_SCHEMA, checkout, encoder_name, machine, scores, stamp_file, trained_on, training, write_result,
+)
 from benchmarks.suite.systems import DATASETS, REPO, RESULTS, SUITES, SYSTEMS, Dataset, System
 from spandep.pipeline.model_io import CHOICE_FILE
 from spandep.training.config import load_config
@@ -54,6 +56,7 @@ def ensure_tuned(model: Path, system: System, dev: Path, sweep: Path, threads: i
         cmd = [sys.executable, "-m", "spandep", "tune", str(model), str(dev),
                "--threads", str(threads), "--device", device, *system.tune, "--out", str(sweep), "--write"]
         subprocess.run(cmd, cwd=REPO, stdout=subprocess.DEVNULL, check=True)
+        stamp_file(sweep, TUNE_SCHEMA, " ".join(["python", "-m", "benchmarks.suite.run", *sys.argv[1:]]))
     return json.loads(choice.read_text())["command"]
 
 

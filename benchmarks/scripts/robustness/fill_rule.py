@@ -79,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({"model": name, "treebank": shipped[name].treebank, "file": TEST_FILES[name], "altered": altered, **counts})
             print(json.dumps(rows[-1]), flush=True)
     report = {
+        "schema": "spandep-fill-rule/1",
         "command": "python -m benchmarks.scripts.robustness.fill_rule " + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "rows": rows,
     }

@@ -2,7 +2,7 @@
 per file, the same number of sentences, every comment, extra line and column except HEAD and DEPREL
 (and UPOS where it was ``_``) unchanged, and each output HEAD column a tree. Prints one JSON report.
 
-    .venv/bin/python benchmarks/scripts/robustness/parse_all_data.py --threads 2 --out benchmarks/results/legacy/robustness_all_data.json
+    .venv/bin/python benchmarks/scripts/robustness/parse_all_data.py --threads 2 --out benchmarks/results/robustness/all_data.json
 
 The default model is English; other languages are parsed with it too (the check is about keeping data intact,
 not about accuracy).
@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -50,7 +52,9 @@ def main() -> None:
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     report = {
+        "schema": "spandep-parse-all-data/1",
         "command": " ".join(["python", *sys.argv]),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
         "files": len(rows),
         "sentences": sum(r.get("sentences", 0) for r in rows),
         "files_not_ok": [r["file"] for r in rows if not r["ok"]],

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import resource
 import subprocess
 import sys
@@ -113,7 +115,9 @@ def main() -> None:
         # RSS over the run at its 10/25/50/75/100 % marks: flat after the model is loaded if parsing streams
         marks = {f"{p}%": samples[min(len(samples) - 1, len(samples) * p // 100)][1] // 1024 for p in (10, 25, 50, 75, 100)} if samples else {}
         report = {
+            "schema": "spandep-stream-100k/1",
             "command": "spandep " + " ".join(cmd[3:]),
+            "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
             "input_sentences": args.sentences,
             "input_words": words,
             "input_mb": round(inp.stat().st_size / 2**20, 1),

@@ -5,7 +5,7 @@ its ISO 639-3 code (and the 639-2/B code where it differs: ``ger``), its English
 by, and its default treebank: what ``spandep.load("de")``, ``load("deu")`` and ``load("german")`` load
 (:func:`spandep.pipeline.catalogue.model_choice`). The default is the treebank of the language's model shipped
 before the multilingual pool (cs, en, fr, it, no, ru, zh), else its treebank with the most training sentences in
-the pool (docs/design.md, "Model names"), but never one of a narrow genre where the language has another: Korean
+the pool (docs/data.md, "Model names"), but never one of a narrow genre where the language has another: Korean
 ``ko_gsd`` (not the learner essays of ``ko_ksl``), Romanian ``ro_rrt`` (not the bible and poetry of
 ``ro_nonstandard``), Finnish ``fi_tdt`` (not the grammar examples of ``fi_ftb``), and Dutch ``nl_alpino`` (the data
 README scores Dutch there: ``nl_lassysmall_v1`` overlaps later LassySmall releases). ``nb`` names Bokmål.

@@ -2,7 +2,7 @@
 relations and a v1 gold file is scored against v2 predictions.
 
 Applied to a treebank flagged v1 (``ud_version = 1`` in a training config, a folder named ``*_v1`` or ``*_v1_*``:
-:func:`named_v1`). The table, with what is left as it was, is in docs/design.md, "UD v1 treebanks"; it follows UD's
+:func:`named_v1`). The table, with what is left as it was, is in docs/data.md, "UD v1 treebanks"; it follows UD's
 summary of the v2 changes (universaldependencies.org/v2/summary.html) and its conversion checklist
 (universaldependencies.org/workgroups/v1_to_v2.html). Everything else of a sentence (forms, lemmas, XPOS, comments,
 multiword tokens, DEPS, MISC) is kept as read.
