@@ -36,7 +36,7 @@ def train_tokenizer(
         import torch
 
         from spandep.tokenization.model import NetConfig
-        from spandep.tokenization.training import TrainSettings, train_tokenizer as run
+        from spandep.training.tokenizer import TrainSettings, train_tokenizer as run
 
         check_options(
             ("--epochs", epochs, bound("epochs")), ("--patience", patience, bound("epochs")),

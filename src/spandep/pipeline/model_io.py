@@ -16,7 +16,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from spandep import __version__
+from spandep.version import __version__
 from spandep.checks import device_problem
 from spandep.data.output import sibling_folder, usual_permissions
 from spandep.errors import ModelError, OptionError
