@@ -239,3 +239,17 @@ def _write_stream(blocks: Iterable[str] | Iterable[bytes], fh: IO[Any], name: st
             raise
         except OSError as exc:
             raise OutputError(f"cannot write {name}: {exc.strerror or exc}") from None
+
+
+def relative_paths(record: Any) -> Any:
+    """``record`` (a model's training record: dicts, lists, strings) with every absolute path made relative to the
+    current folder (``/srv/data/x`` run from ``/srv/repo``: ``../data/x``), so that a saved model
+    names no machine's folders; other values as they are."""
+    if isinstance(record, dict):
+        return {key: relative_paths(value) for key, value in record.items()}
+    if isinstance(record, list):
+        return [relative_paths(value) for value in record]
+    if isinstance(record, str) and os.path.isabs(record) and "\n" not in record:
+        return os.path.relpath(record)
+    return record
+

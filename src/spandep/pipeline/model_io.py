@@ -18,7 +18,7 @@ from safetensors.torch import load_file, save_file
 
 from spandep.version import __version__
 from spandep.checks import device_problem
-from spandep.data.output import sibling_folder, usual_permissions
+from spandep.data.output import relative_paths, sibling_folder, usual_permissions
 from spandep.errors import ModelError, OptionError
 from spandep.inference import InferenceOptions
 from spandep.models import ENCODER_ASSETS, PARSERS, Parser, build_model
@@ -101,7 +101,7 @@ def save_model(
             "spandep_version": __version__,
             "model": model.export_config(),
             "encoder": model.encoder.export_config(),
-            "training": training or {},
+            "training": relative_paths(training or {}),
         }
         state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
         if compact:

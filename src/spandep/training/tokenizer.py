@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
+from spandep.data.output import relative_paths
 from spandep.tokenization.corpus import GoldParagraph, raw_text, read_paragraphs
 from spandep.tokenization.model import HEADS, CharTagger, CharVocab, NetConfig
 from spandep.tokenization.mwt import MwtLexicon
@@ -204,7 +205,7 @@ def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str
     net.load_state_dict(load_file(str(out / "best.safetensors")))
     tokenizer, tried = _choose_settings(TrainedTokenizer(vocab, net, lexicon), dev_paras)
     record = {
-        "train_file": str(train), "dev_file": str(dev), "settings": asdict(settings), "best_epoch": meta["best_epoch"],
+        "train_file": relative_paths(str(train)), "dev_file": relative_paths(str(dev)), "settings": asdict(settings), "best_epoch": meta["best_epoch"],
         "epochs_run": epoch, "history": meta["history"], "decoding_on_dev": tried,
         "dev_scores": asdict(_evaluate(tokenizer, dev_paras)),
     }
