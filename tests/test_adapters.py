@@ -17,7 +17,7 @@ from spandep.data.conllu import read_conllu
 from spandep.data.trees import is_valid_tree
 from spandep.encoders.adapters import adapter_parameters
 from spandep.errors import InputFormatError, ModelError
-from spandep.pipeline.model_io import load_model, save_model
+from spandep.storage.model_io import load_model, save_model
 from spandep.pipeline.predict import parse_stream
 from spandep.training.config import load_config
 from spandep.training.trainer import Trainer
@@ -134,7 +134,7 @@ def test_a_compact_export_ships_only_the_adapter_and_parses_as_the_trained_model
 @pytest.mark.slow
 def test_an_int8_all_export_stores_the_adapter_and_parser_in_int8_and_parses_nearly_alike(lora_run, monkeypatch) -> None:
     trainer, root = lora_run
-    monkeypatch.setattr("spandep.pipeline.model_io.ALL_MIN_ELEMENTS", 0)  # the tiny model's matrices are small
+    monkeypatch.setattr("spandep.storage.model_io.ALL_MIN_ELEMENTS", 0)  # the tiny model's matrices are small
     save_model(trainer.model.eval(), root / "full-for-int8")
     for flags, name in ((["--int8-all"], "int8-all"), ([], "compact-for-int8")):
         result = CliRunner().invoke(app, ["export", str(root / "full-for-int8"), str(root / name), *flags])

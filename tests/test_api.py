@@ -12,7 +12,7 @@ from conftest import DEV
 
 import spandep
 from spandep.api import Doc, Pipeline
-from spandep.inference import InferenceOptions
+from spandep.options import InferenceOptions
 from spandep.data.conllu import read_conllu
 from spandep.data.trees import is_projective, is_valid_tree
 from spandep.errors import InputFormatError, ModelError

@@ -33,7 +33,7 @@ class Error:
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An untrained tiny BiLSTM Biaffine model: parses fast, and its trees are as arbitrary as can be."""
-    from spandep.pipeline.model_io import save_model
+    from spandep.storage.model_io import save_model
     from spandep.training.config import load_config
     from spandep.training.trainer import Trainer
 

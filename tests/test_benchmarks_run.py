@@ -23,7 +23,7 @@ from benchmarks.suite.report import BEGIN, END, load_results, render, replace_se
 from benchmarks.suite.run import ensure_model, parse_args, run_suite
 from benchmarks.suite.systems import DATASETS, E5_SETS, REPO, SYSTEMS, Dataset, System
 from spandep.data.conllu import read_conllu
-from spandep.pipeline.model_io import CHOICE_FILE
+from spandep.storage.model_io import CHOICE_FILE
 from spandep.training.config import load_config
 
 

@@ -26,9 +26,9 @@ from spandep.encoders.bases import (
     BASES, STAMP, BaseEncoder, ConcatenatedFile, PackagedBase, SplitZipBase, model_path_problem, resolve_model_path,
 )
 from spandep.errors import ModelError
-from spandep.pipeline import catalogue
-from spandep.pipeline.catalogue import card_file, default_model, shipped_models
-from spandep.pipeline.model_io import load_model, resolve_model_dir
+from spandep.storage import catalogue
+from spandep.storage.catalogue import card_file, default_model, shipped_models
+from spandep.storage.model_io import load_model, resolve_model_dir
 from spandep.pipeline.predict import parse_stream
 
 runner = CliRunner()

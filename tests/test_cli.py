@@ -12,9 +12,9 @@ from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, write_config
 from spandep.cli.main import app
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
-from spandep.inference import InferenceOptions
+from spandep.options import InferenceOptions
 from spandep.models.layers import evaluating
-from spandep.pipeline.model_io import load_model
+from spandep.storage.model_io import load_model
 from spandep.data.trees import is_valid_tree
 
 runner = CliRunner()

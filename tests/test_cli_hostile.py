@@ -46,7 +46,7 @@ def one_error(result: subprocess.CompletedProcess, code: int, *parts: str) -> st
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny BiLSTM model trained for one epoch (seconds)."""
-    from spandep.pipeline.model_io import save_model
+    from spandep.storage.model_io import save_model
     from spandep.training.config import load_config
     from spandep.training.trainer import Trainer
 

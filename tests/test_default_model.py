@@ -4,8 +4,8 @@ import pytest
 
 from spandep.data.sentence import Sentence
 from spandep.data.trees import is_valid_tree
-from spandep.pipeline.catalogue import default_model
-from spandep.pipeline.model_io import load_model, resolve_model_dir
+from spandep.storage.catalogue import default_model
+from spandep.storage.model_io import load_model, resolve_model_dir
 from spandep.pipeline.predict import parse_stream
 
 

@@ -13,7 +13,7 @@ from spandep.api import Pipeline
 from spandep.data.conllu import format_sentence, read_conllu
 from spandep.data.sentence import Sentence as DataSentence
 from spandep.document import Doc, Sentence, Word
-from spandep.pipeline.catalogue import default_model
+from spandep.storage.catalogue import default_model
 from spandep.tokenization import load_tokenizer
 
 MWT_BLOCK = """# sent_id = mwt-1

@@ -17,8 +17,8 @@ import spandep
 from spandep.api import ModelSpec, Pipeline
 from spandep.cli.main import app
 from spandep.data.conllu import read_conllu
-from spandep.inference import InferenceOptions
-from spandep.pipeline import catalogue, model_io
+from spandep.options import InferenceOptions
+from spandep.storage import catalogue, model_io
 from spandep.serve.app import create_app
 from spandep.serve.service import Service, ServiceSettings, render
 from spandep.training.config import load_config

@@ -29,7 +29,7 @@ from spandep.models.heads.lemma import EditScript, Lemmatizer, induce_script, le
 from spandep.models.heads.upos import UposTagger
 from spandep.models.span.candidates import link_head_scores
 from spandep.models.heads.xpos import XposTagger
-from spandep.pipeline.model_io import load_model, save_model
+from spandep.storage.model_io import load_model, save_model
 from spandep.pipeline.predict import parse_stream, with_tree
 from spandep.training.config import load_config
 from spandep.training.trainer import Trainer
@@ -264,7 +264,7 @@ def test_calibrate_plot_without_matplotlib_is_an_option_error_before_parsing(ann
     _, folder = annotated
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
-    monkeypatch.setattr("spandep.pipeline.model_io.load_model", lambda *a, **k: pytest.fail("parsed before the check"))
+    monkeypatch.setattr("spandep.storage.model_io.load_model", lambda *a, **k: pytest.fail("parsed before the check"))
     result = CliRunner().invoke(app, ["calibrate", str(folder), str(DEV), "--plot", str(folder / "r.png")])
     assert result.exit_code == 2 and "--plot needs matplotlib" in result.output and "Traceback" not in result.output
 
@@ -281,7 +281,7 @@ def test_calibrate_plot_into_a_missing_folder_is_an_output_error_before_parsing(
     _, folder = annotated
     real = importlib.util.find_spec  # the folder is checked first, with or without matplotlib (CI has none)
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
-    monkeypatch.setattr("spandep.pipeline.model_io.load_model", lambda *a, **k: pytest.fail("parsed before the check"))
+    monkeypatch.setattr("spandep.storage.model_io.load_model", lambda *a, **k: pytest.fail("parsed before the check"))
     result = CliRunner().invoke(app, ["calibrate", str(folder), str(DEV), "--plot", str(folder / "no" / "r.png")])
     assert result.exit_code == 4 and "does not exist" in result.output and "Traceback" not in result.output
 

@@ -1,4 +1,4 @@
-"""Model names (spandep.data.languages, spandep.pipeline.catalogue): a model loads by its name, its treebank, its
+"""Model names (spandep.data.languages, spandep.storage.catalogue): a model loads by its name, its treebank, its
 language's ISO 639-1 or 639-3 code or English name; a language or treebank without an installed model is one line
 naming the package to install; the table covers every treebank of the data."""
 
@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from spandep.cli.main import app
 from spandep.data.languages import LANGUAGES, language, normalized, treebank_language, treebanks
 from spandep.errors import ModelError
-from spandep.pipeline import catalogue
-from spandep.pipeline.catalogue import default_model, find, missing_model, model_choice, read_catalogue
+from spandep.storage import catalogue
+from spandep.storage.catalogue import default_model, find, missing_model, model_choice, read_catalogue
 
 runner = CliRunner()
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

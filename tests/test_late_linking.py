@@ -108,8 +108,8 @@ def test_token_query_hides_the_span() -> None:
 def test_span_parser_with_late_linker_parses_every_sentence() -> None:
     from spandep.data.sentence import Sentence
     from spandep.encoders.bilstm import BiLSTMEncoder
-    from spandep.inference import InferenceOptions
-    from spandep.inference import InferenceStats
+    from spandep.options import InferenceOptions
+    from spandep.options import InferenceStats
     from spandep.models.span.parser import SpanParser
 
     forms = [["I", "love", "Tim", "'s", "cat", "."], ["Hi"], ["a"] * 40]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from spandep.inference import InferenceOptions
+from spandep.options import InferenceOptions
 from spandep.limits import LIMITS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "limits.md"

@@ -21,7 +21,7 @@ LONG = [WORDS[i % len(WORDS)] for i in range(300)]
 
 def build(tmp_path: Path, encoder: str, model_table: str, encoder_dir: Path | None = None) -> Path:
     """Save an untrained tiny model (parsing needs no training to test shapes and trees)."""
-    from spandep.pipeline.model_io import save_model
+    from spandep.storage.model_io import save_model
     from spandep.training.config import load_config
     from spandep.training.trainer import Trainer
 
@@ -50,7 +50,7 @@ MODELS = pytest.mark.parametrize("model_table", [TINY_BIAFFINE, TINY_SPAN], ids=
 @MODELS
 @pytest.mark.parametrize("decoder", ["mst", "projective"])
 def test_sentences_beyond_the_position_limit_are_windowed(tmp_path, tiny_transformer_dir, model_table, decoder):
-    from spandep.pipeline.model_io import load_model
+    from spandep.storage.model_io import load_model
 
     model = build(tmp_path, "transformer", model_table, tiny_transformer_dir)
     encoder = load_model(model).encoder

@@ -18,7 +18,7 @@ from spandep.cli.main import app
 from spandep.data.sentence import Sentence
 from spandep.data.trees import is_valid_tree
 from spandep.decoding.windows import ProposedArcs, core_windows, merge_windows, windows
-from spandep.inference import InferenceStats
+from spandep.options import InferenceStats
 from spandep.pipeline.long import LONG_SENTENCE_WORDS, WINDOW_WORDS, parse_sentences
 
 WORDS = ["Unbelievably", ",", "the", "cat", "sat", "on", "a", "mat", "in", "Reykjavík", "and", "ran", "far", "."]
@@ -32,7 +32,7 @@ def sentence(n: int, offset: int = 0) -> Sentence:
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory):
     """Untrained tiny BiLSTM models with a UPOS head, loaded: ``{"biaffine": Parser, "span": Parser}``."""
-    from spandep.pipeline.model_io import load_model, save_model
+    from spandep.storage.model_io import load_model, save_model
     from spandep.training.config import load_config
     from spandep.training.trainer import Trainer
 
@@ -152,7 +152,7 @@ def test_sentences_up_to_the_threshold_parse_exactly_as_before(models, kind):
 def test_a_sentence_over_the_shipped_threshold_through_the_command_line(models, kind, tmp_path):
     """The shipped constants, end to end: a sentence of LONG_SENTENCE_WORDS + 300 words between two short ones,
     as JSON Lines (confidences included) and CoNLL-U."""
-    from spandep.pipeline.model_io import save_model
+    from spandep.storage.model_io import save_model
 
     save_model(models[kind], tmp_path / "model")
     n = LONG_SENTENCE_WORDS + 300

@@ -138,7 +138,7 @@ def test_sigterm_removes_the_temporary_file_and_kill_9_leaves_one_the_next_run_r
     """The parse waits on its input (a pipe) with its temporary output open, as a long parse would."""
     from conftest import write_config
 
-    from spandep.pipeline.model_io import save_model
+    from spandep.storage.model_io import save_model
     from spandep.training.config import load_config
     from spandep.training.trainer import Trainer
 

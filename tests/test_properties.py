@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from spandep.data.conllu import read_conllu, write_conllu
 from spandep.data.sentence import Sentence
 from spandep.data.trees import is_valid_tree
-from spandep.inference import InferenceOptions
+from spandep.options import InferenceOptions
 from spandep.pipeline.predict import parse_stream
 
 FORBIDDEN = re.compile("[\x00-\x1f\x7f\x85]")  # what the readers reject in a FORM (see data/conllu.py)

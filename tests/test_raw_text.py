@@ -13,7 +13,7 @@ from conftest import write_config
 from spandep.cli.main import app
 from spandep.data.conllu import read_conllu
 from spandep.errors import InputFormatError
-from spandep.pipeline.model_io import load_model, save_model
+from spandep.storage.model_io import load_model, save_model
 from spandep.tokenization import RuleTokenizer
 from spandep.tokenization.corpus import lossless_problems
 from spandep.tokenization.trained import TrainedTokenizer

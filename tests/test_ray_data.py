@@ -9,7 +9,7 @@ import pytest
 from conftest import DEV, TINY_SPAN, write_config
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
-from spandep.pipeline.model_io import load_model
+from spandep.storage.model_io import load_model
 from spandep.pipeline.predict import parse_stream
 from spandep.training.config import load_config
 from spandep.training.trainer import Trainer

@@ -18,7 +18,7 @@ from spandep.data.trees import is_valid_tree
 from spandep.encoders import ENCODERS, WordEncoder
 from spandep.errors import InputFormatError
 from spandep.models import PARSERS
-from spandep.pipeline.model_io import load_model
+from spandep.storage.model_io import load_model
 from spandep.pipeline.predict import parse_stream
 from spandep.registry import Registry, UnknownNameError
 from spandep.training.config import load_config

@@ -17,8 +17,8 @@ from spandep.data.sentence import Sentence, Token
 from spandep.models.heads import IGNORE as NO_TAG
 from spandep.models.heads import HeadInput
 from spandep.models.heads.upos import UposTagger
-from spandep.pipeline.int8 import SCALE_SUFFIX, dequantize, quantize
-from spandep.pipeline.model_io import load_model, resolve_device, save_model
+from spandep.storage.int8 import SCALE_SUFFIX, dequantize, quantize
+from spandep.storage.model_io import load_model, resolve_device, save_model
 from spandep.pipeline.predict import parse_stream
 from spandep.training.config import load_config
 from spandep.training.trainer import Trainer
@@ -130,7 +130,7 @@ def test_int8_storage_round_trips_within_half_a_step() -> None:
 
 def test_an_int8_copy_loads_and_parses_like_the_model(tagged_run, monkeypatch) -> None:
     trainer, root = tagged_run
-    monkeypatch.setattr("spandep.pipeline.model_io.quantize", lambda state, names: quantize(state, names, min_elements=0))  # tiny matrices
+    monkeypatch.setattr("spandep.storage.model_io.quantize", lambda state, names: quantize(state, names, min_elements=0))  # tiny matrices
     save_model(trainer.model, root / "int8", compact=True, int8="encoder")
     import json
 

@@ -12,7 +12,7 @@ from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.data.trees import is_projective, tree_problems
 from spandep.encoders.transformer import TransformerEncoder
-from spandep.inference import InferenceOptions, InferenceStats
+from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.span import inference as span_inference
 from spandep.models.span.candidates import candidate_queries, retrieve_parents, structural_link
 from spandep.models.layers import evaluating

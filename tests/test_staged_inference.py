@@ -11,10 +11,10 @@ import pytest
 from conftest import DEV
 
 from spandep.data.conllu import read_conllu
-from spandep.inference import InferenceOptions, InferenceStats
+from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.layers import evaluating
 from spandep.models.span.scores import SpanScores
-from spandep.pipeline.model_io import load_model
+from spandep.storage.model_io import load_model
 
 SPAN = Path(__file__).resolve().parents[1] / "src" / "spandep" / "models" / "span"
 LINKERS = ("linking.py", "late.py", "faithful.py", "queries.py")  # where a linker's kind may be looked at

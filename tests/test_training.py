@@ -11,7 +11,7 @@ from safetensors.torch import load_file
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, train_interrupted, write_config
 from spandep.data.conllu import read_conllu
 from spandep.errors import OptionError
-from spandep.pipeline.model_io import load_model, save_model
+from spandep.storage.model_io import load_model, save_model
 from spandep.pipeline.predict import parse_stream
 from spandep.training.averaging import WeightAverage
 from spandep.training.checkpoint import changed_settings

@@ -19,9 +19,9 @@ from spandep.cli.main import app
 from spandep.data.conllu import read_conllu, write_conllu
 from spandep.data.sentence import Sentence
 from spandep.errors import InputFormatError
-from spandep.inference import InferenceOptions
-from spandep.pipeline import catalogue
-from spandep.pipeline.model_io import load_model
+from spandep.options import InferenceOptions
+from spandep.storage import catalogue
+from spandep.storage.model_io import load_model
 from spandep.pipeline.predict import parse_stream
 from spandep.tokenization.trained import TrainedTokenizer
 from spandep.training.config import load_config

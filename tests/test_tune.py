@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from conftest import DEV
 from spandep.cli.main import app
-from spandep.pipeline.model_io import CHOICE_FILE, load_model
+from spandep.storage.model_io import CHOICE_FILE, load_model
 from spandep.training.tune import fastest_within
 
 runner = CliRunner()

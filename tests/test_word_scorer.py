@@ -11,12 +11,12 @@ from spandep.data.conllu import read_conllu
 from spandep.data.trees import hull_spans, is_projective
 from spandep.decoding import DECODERS
 from spandep.decoding.spans import SpanCandidates
-from spandep.inference import InferenceOptions
+from spandep.options import InferenceOptions
 from spandep.models.biaffine import BiaffineScorer
 from spandep.models.span.candidates import structural_link
 from spandep.models.span.inference import ScoredSentence, SpanInference, SpanParts, WordScores
 from spandep.models.span.labels import LabelTable
-from spandep.pipeline.model_io import load_model, save_model
+from spandep.storage.model_io import load_model, save_model
 from spandep.pipeline.predict import parse_stream
 from spandep.training.config import load_config
 from spandep.training.trainer import Trainer
@@ -108,7 +108,7 @@ def test_word_options_on_a_model_without_a_word_scorer_are_refused(tmp_path) -> 
 def test_sentences_too_long_for_the_late_linker_get_the_word_heads_tree(tmp_path) -> None:
     from spandep.data.trees import is_valid_tree
     from spandep.decoding.mst import mst_single
-    from spandep.inference import InferenceStats
+    from spandep.options import InferenceStats
     from spandep.models.layers import evaluating
 
     model_table = TINY_SPAN + "word_scorer = { arc_mlp = 16, rel_mlp = 8 }\n"

@@ -37,7 +37,7 @@ import torch
 from benchmarks.suite.record import checkout, machine, write_json
 from benchmarks.suite.systems import DATA, REPO
 from spandep.data.batching import token_batches
-from spandep.pipeline.model_io import save_model
+from spandep.storage.model_io import save_model
 from spandep.training.config import load_config
 from spandep.training.trainer import Trainer
 

@@ -24,7 +24,7 @@ from spandep.data.sentence import Sentence
 from spandep.data.trees import is_valid_tree
 from spandep.models.base import Parse
 from spandep.pipeline.long import LONG_SENTENCE_WORDS, WINDOW_WORDS, parse_long
-from spandep.pipeline.model_io import load_model, resolve_model_dir
+from spandep.storage.model_io import load_model, resolve_model_dir
 
 
 def joined(sentences: list[Sentence], words: int) -> list[tuple[Sentence, list[int], list[str]]]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from benchmarks.suite.record import write_json
 from benchmarks.suite.systems import REPO
-from spandep.pipeline.catalogue import card_file
+from spandep.storage.catalogue import card_file
 
 CARD_SCHEMA = "spandep-card/1"
 

@@ -30,7 +30,7 @@ from benchmarks.suite.systems import REPO
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.evaluation.conll18 import evaluate_conll18
-from spandep.pipeline.model_io import load_model
+from spandep.storage.model_io import load_model
 
 SCHEMA = "spandep-paired-bootstrap/1"
 

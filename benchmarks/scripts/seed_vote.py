@@ -35,7 +35,7 @@ from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.decoding.mst import mst_single
 from spandep.evaluation.conll18 import evaluate_conll18
-from spandep.pipeline.model_io import load_model
+from spandep.storage.model_io import load_model
 
 COLUMNS = ("upos", "xpos", "feats", "lemma")
 UNCHOSEN = -1.0  # the score of an arc no member chose: below every chosen arc's vote count

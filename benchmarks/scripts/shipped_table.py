@@ -23,7 +23,7 @@ from typing import Any
 from benchmarks.scripts.peers_table import PEERS, RESULTS, f1_cell, lemma_cell, measured
 from benchmarks.suite.report import table_main
 from benchmarks.suite.systems import SHIPPED_PARSERS
-from spandep.pipeline.catalogue import shipped_models
+from spandep.storage.catalogue import shipped_models
 
 BEGIN, END = "<!-- shipped:begin -->", "<!-- shipped:end -->"
 SYSTEMS = {"default_model": ("en_ewt", "default"), "en_accurate": ("en_ewt", "accurate")}  # folder -> (treebank, system)

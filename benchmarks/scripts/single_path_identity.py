@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, write_config  # noqa: E402
 
 from spandep.data.conllu import read_conllu, write_conllu  # noqa: E402
-from spandep.pipeline.model_io import load_model  # noqa: E402
+from spandep.storage.model_io import load_model  # noqa: E402
 from spandep.pipeline.predict import parse_stream  # noqa: E402
 from spandep.training.config import load_config  # noqa: E402
 from spandep.training.trainer import Trainer  # noqa: E402

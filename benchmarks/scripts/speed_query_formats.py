@@ -22,9 +22,9 @@ import torch
 
 from benchmarks.suite.record import machine, write_json
 from spandep.data.conllu import read_conllu
-from spandep.inference import InferenceOptions, InferenceStats
+from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.span import LINKERS
-from spandep.pipeline.model_io import load_model
+from spandep.storage.model_io import load_model
 from spandep.pipeline.predict import parse_stream
 from spandep.pipeline.speed import measure_speed
 

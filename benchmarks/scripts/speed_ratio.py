@@ -26,8 +26,8 @@ from benchmarks.suite.record import git, write_json
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.evaluation.metrics import evaluate
-from spandep.inference import InferenceOptions
-from spandep.pipeline.model_io import load_model
+from spandep.options import InferenceOptions
+from spandep.storage.model_io import load_model
 from spandep.pipeline.predict import parse_stream
 from spandep.pipeline.speed import measure_speed
 

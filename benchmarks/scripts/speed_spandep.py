@@ -17,8 +17,8 @@ import torch
 
 from spandep import __version__
 from spandep.data.conllu import read_conllu
-from spandep.inference import InferenceOptions
-from spandep.pipeline.model_io import load_model
+from spandep.options import InferenceOptions
+from spandep.storage.model_io import load_model
 from spandep.pipeline.speed import measure_speed
 
 DEFAULT_TEST = "../shared/data/en_ewt/en_ewt-ud-test.conllu"

@@ -26,7 +26,7 @@ import torch
 from benchmarks.suite.record import machine
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
-from spandep.pipeline.model_io import load_model, resolve_model_dir
+from spandep.storage.model_io import load_model, resolve_model_dir
 from spandep.pipeline.predict import parse_stream, with_tree
 from spandep.api import ModelSpec
 from spandep.pipeline.workers import parse_parallel

@@ -20,9 +20,9 @@ import torch
 
 from spandep.data.conllu import read_conllu
 from spandep.evaluation.metrics import evaluate
-from spandep.pipeline.model_io import load_model
+from spandep.storage.model_io import load_model
 from spandep.pipeline.predict import parse_stream
-from spandep.inference import InferenceOptions, InferenceStats
+from spandep.options import InferenceOptions, InferenceStats
 from spandep.pipeline.speed import measure_speed
 
 

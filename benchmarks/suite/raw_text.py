@@ -45,8 +45,8 @@ from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence, Token
 from spandep.evaluation.conll18 import evaluate_conll18
 from spandep.evaluation.metrics import evaluate
-from spandep.inference import InferenceOptions
-from spandep.pipeline.model_io import load_model
+from spandep.options import InferenceOptions
+from spandep.storage.model_io import load_model
 from spandep.pipeline.predict import parse_stream
 from spandep.tokenization import RuleTokenizer, tokenizer_for
 from spandep.tokenization.text import Tokenizer

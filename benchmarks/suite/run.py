@@ -29,7 +29,7 @@ from benchmarks.suite.record import (
     NOT_TRAINED, TUNE_SCHEMA, checkout, encoder_name, machine, scores, stamp_file, trained_on, training, write_result,
 )
 from benchmarks.suite.systems import DATASETS, REPO, RESULTS, SUITES, SYSTEMS, Dataset, System
-from spandep.pipeline.model_io import CHOICE_FILE
+from spandep.storage.model_io import CHOICE_FILE
 from spandep.training.config import load_config
 
 

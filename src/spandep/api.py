@@ -27,7 +27,7 @@ from spandep.data.conllu import check_text, token_sentence
 from spandep.data.sentence import Sentence
 from spandep.document import Doc
 from spandep.errors import InputFormatError
-from spandep.inference import InferenceOptions, InferenceStats
+from spandep.options import InferenceOptions, InferenceStats
 from spandep.limits import check_counts
 from spandep.tokenization.inputs import RAW_TEXT_FORMATS, read_input, read_raw_text
 
@@ -60,7 +60,7 @@ class ModelSpec:
         """The spec of ``model``: a shipped model's name, a model folder, or ``None`` (``$SPANDEP_MODEL``, else the
         default), resolved here, once (``ModelError`` for a bare word that is neither); ``options`` get a shipped
         name's treebank where they name none; ``how``: ``threads``, ``device``, ``int8``."""
-        from spandep.pipeline.model_io import resolve_model
+        from spandep.storage.model_io import resolve_model
 
         choice = resolve_model(model)
         return cls(choice.folder, choice.options(options or InferenceOptions()), **how)
@@ -69,7 +69,7 @@ class ModelSpec:
         """The model alone, loaded in this process (``threads`` torch threads when set), in eval mode."""
         import torch
 
-        from spandep.pipeline.model_io import load_model
+        from spandep.storage.model_io import load_model
 
         if self.threads:
             torch.set_num_threads(self.threads)
@@ -114,7 +114,7 @@ class Pipeline:
 
     def options_for(self, **settings: Any) -> InferenceOptions:
         """The options of one parse: the pipeline's with ``settings`` (fields of
-        :class:`~spandep.inference.InferenceOptions`) over them; ``ValueError`` for an unknown or bad setting, or one
+        :class:`~spandep.options.InferenceOptions`) over them; ``ValueError`` for an unknown or bad setting, or one
         the model does not take."""
         if not settings:
             return self.options
@@ -270,7 +270,7 @@ def load(
     (``None``: 1). ``decoder``: ``"mst"`` (non-projective) or ``"projective"``; ``None`` keeps the model's choice
     from dev. ``batch_tokens``: words per batch (lower it if memory runs out). ``settings`` override the model's
     other inference settings chosen on dev (span models: ``k``, ``lam``, ``retrieval``, ``mutual``,
-    ``arc_weight``, ``label_source``; see :class:`~spandep.inference.InferenceOptions`). ``treebank``: for a model
+    ``arc_weight``, ``label_source``; see :class:`~spandep.options.InferenceOptions`). ``treebank``: for a model
     trained on several treebanks, the one to parse as (its labels, tags and tokenizer; a shipped name such as
     ``"fr"`` names its own); a ``ValueError`` listing the model's treebanks when it is missing or unknown. ``int8``:
     int8 matrix products in the encoder (CPU; faster, its accuracy cost in BENCHMARKS.md). Raises

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from benchmarks.suite.systems import DATA, REPO
 from spandep.data.conllu import read_conllu
-from spandep.pipeline.catalogue import read_catalogue
+from spandep.storage.catalogue import read_catalogue
 
 COLUMNS = ("form", "lemma", "upos", "xpos", "feats", "misc")
 TEST_FILES = {  # a shipped model -> its treebank's test split under the data folder

@@ -31,7 +31,7 @@ def calibrate(
         from spandep.data.conllu import read_conllu
         from spandep.data.output import check_writable, write_bytes
         from spandep.evaluation.calibration import fit_platt, plot_reliability, reliability
-        from spandep.pipeline.model_io import save_calibration
+        from spandep.storage.model_io import save_calibration
 
         check_options(("--threads", threads, bound("threads")))
         check_input(dev, stdin=False)

@@ -13,7 +13,7 @@ import typer
 
 from spandep.checks import Range, device_problem
 from spandep.errors import InputFormatError, OptionError, SpandepError
-from spandep.inference import InferenceOptions
+from spandep.options import InferenceOptions
 from spandep.limits import limit
 
 if TYPE_CHECKING:

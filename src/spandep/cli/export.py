@@ -40,8 +40,8 @@ def export(
     """Write a copy of MODEL for shipping, its trained tokenizer (or a multi-treebank model's tokenizers) included; a
     compact copy needs the encoder's base package installed to load."""
     with handle_errors():
-        from spandep.pipeline.int8 import Int8Scope
-        from spandep.pipeline.model_io import load_model, save_model
+        from spandep.storage.int8 import Int8Scope
+        from spandep.storage.model_io import load_model, save_model
         from spandep.tokenization.text import TOKENIZER_FOLDER, treebank_tokenizers
 
         if (int8 or int8_all) and not compact:

@@ -10,7 +10,7 @@ import typer
 from spandep.cli.common import handle_errors
 
 if TYPE_CHECKING:
-    from spandep.pipeline.catalogue import ShippedModel
+    from spandep.storage.catalogue import ShippedModel
 
 NONE = "—"  # a figure not measured yet
 
@@ -66,7 +66,7 @@ def render_table(rows: list[dict[str, Any]]) -> str:
 def models(json_out: bool = typer.Option(False, "--json", help="Print the listing as JSON (one object per model).")) -> None:
     """List the shipped models: use one by name with `spandep parse --model NAME` or `spandep.load("NAME")`."""
     with handle_errors():
-        from spandep.pipeline.catalogue import read_catalogue, shipped_models
+        from spandep.storage.catalogue import read_catalogue, shipped_models
 
         default = read_catalogue()[0]
         rows = [model_row(m, default) for m in shipped_models()]

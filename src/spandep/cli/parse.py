@@ -74,7 +74,7 @@ def parse(
             check_writable(Path(output))
 
         from spandep.api import ModelSpec
-        from spandep.inference import InferenceStats
+        from spandep.options import InferenceStats
         from spandep.pipeline.long import LONG_SENTENCE_WORDS
         from spandep.pipeline.workers import parse_parallel
 

@@ -43,8 +43,8 @@ def tune(
         from spandep.api import ModelSpec
         from spandep.data.conllu import read_conllu
         from spandep.data.output import check_writable, write_blocks
-        from spandep.inference import InferenceOptions
-        from spandep.pipeline.model_io import save_inference
+        from spandep.options import InferenceOptions
+        from spandep.storage.model_io import save_inference
         from spandep.training.tune import row_options, tuning_record
         from spandep.training.tune import tune as sweep
 

@@ -3,7 +3,7 @@
 One table, :data:`LANGUAGES`: a language's ISO 639-1 code (the prefix of UD's treebank names, ``de`` of ``de_gsd``),
 its ISO 639-3 code (and the 639-2/B code where it differs: ``ger``), its English name and other names it is known
 by, and its default treebank: what ``spandep.load("de")``, ``load("deu")`` and ``load("german")`` load
-(:func:`spandep.pipeline.catalogue.model_choice`). The default is the treebank of the language's model shipped
+(:func:`spandep.storage.catalogue.model_choice`). The default is the treebank of the language's model shipped
 before the multilingual pool (cs, en, fr, it, no, ru, zh), else its treebank with the most training sentences in
 the pool (docs/data.md, "Model names"), but never one of a narrow genre where the language has another: Korean
 ``ko_gsd`` (not the learner essays of ``ko_ksl``), Romanian ``ro_rrt`` (not the bible and poetry of

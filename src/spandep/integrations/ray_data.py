@@ -26,7 +26,7 @@ import numpy as np
 
 from spandep.api import ModelSpec
 from spandep.data.conllu import token_sentence
-from spandep.inference import InferenceOptions
+from spandep.options import InferenceOptions
 from spandep.limits import check_counts
 
 if TYPE_CHECKING:

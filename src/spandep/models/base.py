@@ -6,7 +6,7 @@ A parser type is a :class:`Parser` subclass registered in ``spandep.models.PARSE
 * ``config_defaults``: its ``[model]`` settings and their defaults (constructor arguments);
 * ``decoders``: the user-facing decoder names (``mst``, ``projective``) mapped to algorithms of
   ``spandep.decoding.DECODERS``;
-* ``inference_defaults``: the :class:`~spandep.inference.InferenceOptions` settings it honours, with defaults;
+* ``inference_defaults``: the :class:`~spandep.options.InferenceOptions` settings it honours, with defaults;
 * optionally ``settings_problem``: a check of its ``[model]`` settings when a training config is read;
 
 and implements :meth:`Parser.loss` and :meth:`Parser.parse`; a type whose parse is a costly pass and a cheap
@@ -37,7 +37,7 @@ from spandep.data.sentence import Sentence
 from spandep.data.vocab import build_vocab
 from spandep.decoding import DECODERS
 from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
-from spandep.inference import InferenceOptions, InferenceStats
+from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.confidence import ArcScores, Calibration, ChosenArcScores
 from spandep.models.heads import HEADS, IGNORE, HeadInput
 from spandep.models.treebanks import LABELS, Treebanks
@@ -76,7 +76,7 @@ class Parser(SettingsCheck, nn.Module):
     decoders: ClassVar[dict[str, str]] = {}
     inference_defaults: ClassVar[dict[str, Any]] = {}
     scoring_settings: ClassVar[tuple[str, ...]] = ()  # settings that change what :meth:`score` computes, not just its decoding
-    config: dict[str, Any]  # the saved config, set by ``spandep.pipeline.model_io.load_model``
+    config: dict[str, Any]  # the saved config, set by ``spandep.storage.model_io.load_model``
 
     def __init__(
         self, encoder: WordEncoder, labels: Sequence[str], inference: dict[str, Any] | None = None, treebanks: dict[str, Any] | None = None

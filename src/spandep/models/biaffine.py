@@ -12,7 +12,7 @@ from torch.nn import functional as F
 
 from spandep.data.sentence import Sentence
 from spandep.encoders.base import WordEncoder
-from spandep.inference import InferenceOptions, InferenceStats
+from spandep.options import InferenceOptions, InferenceStats
 from spandep.masking import MASKED
 from spandep.models.base import Parse, Parser
 from spandep.models.confidence import ArcScores

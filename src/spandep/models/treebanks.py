@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from spandep.data.sentence import Sentence
-from spandep.inference import InferenceOptions
+from spandep.options import InferenceOptions
 from spandep.masking import mask_value
 
 __all__ = ["LABELS", "Treebanks", "allowed_ids", "restrict"]

@@ -17,7 +17,7 @@ import numpy as np
 
 from spandep.data.sentence import Sentence
 from spandep.decoding.windows import ProposedArcs, core_windows, merge_windows, windows
-from spandep.inference import InferenceOptions, InferenceStats
+from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.base import Parse, Parser, fallback_labels
 from spandep.models.confidence import ChosenArcScores
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 from itertools import islice
 
 from spandep.data.sentence import Sentence
-from spandep.inference import InferenceOptions, InferenceStats
+from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.base import Parse, Parser
 from spandep.models.confidence import Calibration
 from spandep.pipeline.long import parse_sentences

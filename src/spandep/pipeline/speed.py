@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from spandep.data.sentence import Sentence
-from spandep.inference import InferenceOptions
+from spandep.options import InferenceOptions
 from spandep.models.base import Parser
 from spandep.models.layers import evaluating
 from spandep.pipeline.predict import parse_stream

@@ -29,7 +29,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
 from spandep.data.sentence import Sentence
-from spandep.inference import InferenceStats
+from spandep.options import InferenceStats
 
 __all__ = ["ChunkParser", "Spec", "parse_chunks", "parse_parallel"]
 

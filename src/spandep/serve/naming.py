@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from spandep.pipeline.catalogue import ShippedModel
+from spandep.storage.catalogue import ShippedModel
 
 __all__ = ["Names", "aliases"]
 

@@ -27,7 +27,7 @@ from spandep.data.batching import length_groups
 from spandep.data.conllu import FORMATS, InputBytes, read_conllu
 from spandep.data.sentence import Sentence
 from spandep.data.writers import write_sentences
-from spandep.inference import InferenceOptions
+from spandep.options import InferenceOptions
 from spandep.serve.batcher import Batcher, QueueFull
 from spandep.serve.memory import TRIM_EVERY_S, trim
 from spandep.serve.naming import Names, aliases
@@ -132,7 +132,7 @@ class Service:
     """The served models by name (the first is the default), the names they answer to, and the batcher."""
 
     def __init__(self, models: dict[str, Pipeline], settings: ServiceSettings) -> None:
-        from spandep.pipeline.catalogue import read_catalogue
+        from spandep.storage.catalogue import read_catalogue
 
         if not models:
             raise ValueError("a service needs at least one model")
@@ -150,7 +150,7 @@ class Service:
         """A service of the models ``names`` (shipped names or folders, as ``spandep.load`` takes them; none: the
         default model, served under the name it resolves from: ``$SPANDEP_MODEL``, else ``en``), each loaded once."""
         import spandep
-        from spandep.pipeline.catalogue import read_catalogue
+        from spandep.storage.catalogue import read_catalogue
 
         default = read_catalogue()[0]
         pipelines = {}

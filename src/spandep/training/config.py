@@ -17,7 +17,7 @@ from spandep.checks import Range, device_problem
 from spandep.data.conllu import FORMATS
 from spandep.encoders import ENCODERS
 from spandep.errors import InputFormatError, OptionError
-from spandep.inference import InferenceOptions
+from spandep.options import InferenceOptions
 from spandep.models import PARSERS
 from spandep.models.heads import HEADS
 from spandep.registry import UnknownNameError, merged

@@ -34,9 +34,9 @@ from spandep.data.udv1 import to_v2
 from spandep.encoders.base import batch_cost
 from spandep.errors import OptionError
 from spandep.evaluation.metrics import evaluate
-from spandep.inference import InferenceOptions
+from spandep.options import InferenceOptions
 from spandep.models import Parser, build_model, config_from_data
-from spandep.pipeline.model_io import resolve_device, save_model
+from spandep.storage.model_io import resolve_device, save_model
 from spandep.pipeline.predict import with_tree
 from spandep.training.averaging import WeightAverage
 from spandep.training.checkpoint import changed_settings, load_checkpoint, run_lock, save_checkpoint

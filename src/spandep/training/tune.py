@@ -22,7 +22,7 @@ from typing import Any
 
 from spandep.data.sentence import Sentence
 from spandep.evaluation.metrics import evaluate
-from spandep.inference import MODEL_SETTINGS, InferenceOptions
+from spandep.options import MODEL_SETTINGS, InferenceOptions
 from spandep.models.base import Parser, Scores
 from spandep.pipeline.predict import with_tree
 

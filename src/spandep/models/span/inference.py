@@ -41,7 +41,7 @@ from spandep.data.batching import token_batches
 from spandep.data.sentence import Sentence
 from spandep.decoding.mst import mst_single
 from spandep.decoding.spans import SpanCandidates, SpanDecodeResult
-from spandep.inference import InferenceOptions, InferenceStats
+from spandep.options import InferenceOptions, InferenceStats
 from spandep.masking import NEG_INF
 from spandep.models.base import Parse, fallback_labels
 from spandep.models.biaffine import BiaffineScorer

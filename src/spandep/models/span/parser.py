@@ -36,7 +36,7 @@ import torch
 from spandep.checks import Range
 from spandep.data.sentence import Sentence
 from spandep.encoders.base import WordEncoder
-from spandep.inference import InferenceOptions, InferenceStats
+from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.base import Parse, Parser
 from spandep.decoding import DECODERS
 from spandep.models.biaffine import BiaffineScorer

@@ -14,7 +14,7 @@ from typing import Any
 
 from spandep.data.sentence import Sentence
 from spandep.data.trees import hull_spans
-from spandep.inference import InferenceOptions, InferenceStats
+from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.base import Parse, Scores
 from spandep.models.span.inference import ScoredSentence, SpanInference
 from spandep.models.span.proposal import span_hits

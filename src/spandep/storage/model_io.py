@@ -20,13 +20,13 @@ from spandep.version import __version__
 from spandep.checks import device_problem
 from spandep.data.output import relative_paths, sibling_folder, usual_permissions
 from spandep.errors import ModelError, OptionError
-from spandep.inference import InferenceOptions
+from spandep.options import InferenceOptions
 from spandep.models import ENCODER_ASSETS, PARSERS, Parser, build_model
 from spandep.models.confidence import Calibration
-from spandep.pipeline.catalogue import ModelChoice, default_model, model_choice
+from spandep.storage.catalogue import ModelChoice, default_model, model_choice
 from spandep.tokenization.text import TOKENIZER_FOLDER, tokenizer_folder
 from spandep.tokenization.text import treebank_tokenizers as own_tokenizers
-from spandep.pipeline.int8 import ALL_MIN_ELEMENTS, Int8Scope, dequantize, dynamic_int8, quantize
+from spandep.storage.int8 import ALL_MIN_ELEMENTS, Int8Scope, dequantize, dynamic_int8, quantize
 from spandep.registry import UnknownNameError
 
 FORMAT_VERSION = 2
@@ -90,7 +90,7 @@ def save_model(
 
     ``compact`` stores floating-point weights in float16 and leaves out frozen pretrained weights, which are
     taken from the encoder's installed base package at load time (a small shippable model); ``int8`` (with
-    ``compact``) also stores weight matrices as int8 with per-row scales (``pipeline.int8``): ``"encoder"`` the
+    ``compact``) also stores weight matrices as int8 with per-row scales (``storage.int8``): ``"encoder"`` the
     pretrained modules' linear weights, ``"all"`` every floating-point weight of two or more dimensions.
     """
     directory = Path(directory)
@@ -224,7 +224,7 @@ def _first_line(exc: BaseException) -> str:
 
 def load_model(directory: str | Path, device: str = "cpu", int8: bool = False, merge_adapter: bool = True) -> Parser:
     """Load a saved model folder for inference (eval mode) onto ``device``; ``int8``: with dynamically
-    quantised int8 linear layers in the encoder (CPU only, see ``pipeline.int8.dynamic_int8``). An encoder's
+    quantised int8 linear layers in the encoder (CPU only, see ``storage.int8.dynamic_int8``). An encoder's
     adapter is merged into its base weights (as fast as full fine-tuning) unless ``merge_adapter`` is false, as it
     must be to save the model again."""
     directory = Path(directory)

@@ -23,7 +23,7 @@ from typing import Any
 
 from spandep.data.languages import language, treebank_language
 from spandep.errors import ModelError
-from spandep.inference import InferenceOptions
+from spandep.options import InferenceOptions
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 CATALOGUE_FILE = RESOURCES / "catalogue.json"
