@@ -97,6 +97,8 @@ class PerFeature(nn.Module):
     def decode(self, x: torch.Tensor, upos: Sequence[Sequence[str]]) -> list[list[str]]:
         """The bundle of each word ``1..n`` of each sentence (``upos``: each word's UPOS, predicted at inference):
         each feature's best class, absent where the feature was never seen with the word's UPOS."""
+        if not self.sizes:  # training had no features
+            return [["_"] * len(tags) for tags in upos]
         best = torch.stack([s.argmax(-1) for s in self.scores(x)], -1).tolist()  # (batch, 1 + n, features)
         names = self.inventory.names
         out = []
