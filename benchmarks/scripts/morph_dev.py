@@ -109,7 +109,7 @@ def score(args: argparse.Namespace) -> None:
 def table(args: argparse.Namespace) -> None:
     rows = ["| treebank | step | select | min_count | UPOS | UFeats | Lemmas | unseen-form lemmas (words) | UAS | LAS | MLAS | BLEX | epochs (best) | source |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for path in sorted(RESULTS.glob("*.json")):
+    for path in sorted(RESULTS.glob("*__*.json")):
         r = json.loads(path.read_text(encoding="utf-8"))
         n = r.get("min_count", {}).get("chosen", "–")
         rows.append(
