@@ -26,6 +26,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from benchmarks.suite.raw_text import blank
 from benchmarks.suite.record import checkout, machine, portable_path, write_json
 from benchmarks.suite.systems import DATASETS, REPO
@@ -99,7 +101,7 @@ def score(args: argparse.Namespace) -> None:
         "epochs": (training.get("config") or {}).get("training", {}).get("epochs"), "best_epoch": training.get("epoch"),
         "select": (training.get("config") or {}).get("training", {}).get("select", "las"),
         "command": "python -m benchmarks.scripts.morph_dev " + " ".join(portable_path(a) if Path(a).exists() else a for a in sys.argv[1:]),
-        "machine": machine(), **checkout(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine(), "torch": torch.__version__, **checkout(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     out = RESULTS / f"{args.dataset}__{args.step}.json"
     write_json(out, result)

@@ -58,7 +58,7 @@ def main() -> None:
         "configs": {portable_path(c): {"seconds": runs[c], "median": medians[c],
                                        "over_first": {k: round(medians[c][k] / base[k], 3) for k in base}} for c in trainers},
         "command": "PYTHONPATH=src:. OMP_NUM_THREADS=1 python -m benchmarks.scripts.morph_step_cost " + " ".join(sys.argv[1:]),
-        "machine": machine(), **checkout(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine(), "torch": torch.__version__, **checkout(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     })
     print(OUT, {portable_path(c): m for c, m in medians.items()})
 
