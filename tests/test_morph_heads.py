@@ -64,8 +64,20 @@ def test_bundles_split_and_join_in_ud_order():
     assert inventory.allowed("VERB") == [False, False, True] and inventory.allowed("X") == [False, False, False]
 
 
+def test_joint_scores_are_each_bundles_per_feature_log_likelihood():
+    inventory = FeatureInventory.from_pairs([("NOUN", "Case=Nom|Number=Sing"), ("NOUN", "Case=Acc"), ("VERB", "_")])
+    head = PerFeature(4, inventory)
+    bundles = ["Case=Nom|Number=Sing", "Case=Acc", "_"]
+    x = torch.randn(2, 3, 4)  # (batch, 1 + n, 4)
+    got = head.bundle_scores(x, torch.tensor([inventory.targets(b) for b in bundles]))  # (2, 3, bundles)
+    logp = [s.log_softmax(-1) for s in head.scores(x)]
+    for t, bundle in enumerate(bundles):
+        expected = sum(logp[f][..., c] for f, c in enumerate(inventory.targets(bundle)))  # (2, 3)
+        assert torch.allclose(got[..., t], expected)
+
+
 MORPH_HEADS = (
-    "\n[heads.upos]\n\n[heads.feats]\nupos_embed = 8\nper_feature = 1.0\nmin_count = {min_count}\n"
+    "\n[heads.upos]\n\n[heads.feats]\nupos_embed = 8\nper_feature = 1.0\nmin_count = {min_count}\njoint = 0.5\n"
     "\n[heads.lemma]\nupos_embed = 8\nfeats_embed = 8\n"
 )
 

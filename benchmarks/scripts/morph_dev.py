@@ -7,10 +7,11 @@ the table of every step's.
 ``score`` parses the dataset's dev split once from its forms (every other column blanked), at the model's saved
 inference settings, and scores it by the CoNLL 2018 definitions (``spandep.evaluation.conll18``: all words,
 universal LAS): UPOS, UFeats, Lemmas, UAS, LAS, MLAS, BLEX, and lemma accuracy on the dev words whose form no
-training word has ("unseen"). For a FEATS head with per-feature classifiers it also scores each ``min_count`` of
-``--min-counts`` (the bundle classifier's bundle where seen at least N times in train, else the per-feature one;
-the heads rerun on the same encoder vectors, the trees unchanged), chooses the one with the best dev UFeats (ties:
-the smallest N) and reports the model at it; ``--write-min-count`` saves that N in the model's ``config.json``.
+training word has ("unseen"). For a FEATS head with per-feature classifiers it also scores each pair of ``joint``
+(``--joints``: the weight of the per-feature log-likelihood added to the bundle's) and ``min_count``
+(``--min-counts``: the bundle kept where seen at least N times in train, else the per-feature one), the heads rerun
+on the same encoder vectors, the trees unchanged; it chooses the pair with the best dev UFeats (ties: the smaller
+``joint``, then N) and reports the model at it; ``--write-min-count`` saves the pair in the model's ``config.json``.
 The result goes to ``benchmarks/results/morph/<dataset>__<step>.json``. ``table`` writes the rows of every result
 file between the ``morph:begin`` and ``morph:end`` markers of ``--doc``.
 """
@@ -41,6 +42,7 @@ from spandep.pipeline.predict import with_tree
 RESULTS = REPO / "benchmarks" / "results" / "morph"
 FIGURES = ("UPOS", "UFeats", "Lemmas", "UAS", "LAS", "MLAS", "BLEX")
 MIN_COUNTS = "0,1,2,3,5,10,20,50,1000000000"
+JOINTS = "0,0.25,0.5,1,2"
 
 
 def figures(gold: list[Sentence], predicted: list[Sentence]) -> dict[str, float]:
@@ -56,19 +58,21 @@ def unseen_lemmas(gold: list[Sentence], predicted: list[Sentence], train_forms: 
     return {"words": len(pairs), "accuracy": round(100.0 * right / len(pairs), 2) if pairs else None}
 
 
-def sweep(model: Any, inputs: list[Sentence], parses: list[Parse], gold: list[Sentence], counts: list[int]) -> dict[int, dict[str, float]]:
-    """Dev figures at each ``min_count`` of the FEATS head: the heads rerun on the same encoder vectors (a lemma
-    head conditioned on FEATS reads each N's bundles), the trees unchanged."""
+def sweep(
+    model: Any, inputs: list[Sentence], parses: list[Parse], gold: list[Sentence], grid: list[tuple[float, int]]
+) -> dict[tuple[float, int], dict[str, float]]:
+    """Dev figures at each ``(joint, min_count)`` of the FEATS head: the heads rerun on the same encoder vectors (a
+    lemma head conditioned on FEATS reads each setting's bundles), the trees unchanged."""
     head, options = model.heads["feats"], model.settings()
     vectors = [(idx, batch["word_mask"], x) for idx, batch, x in model.encoded_batches(inputs, options)]
     out = {}
-    for n in counts:
-        head.min_count = n
+    for joint, n in grid:
+        head.joint, head.min_count = joint, n
         columns: dict[int, dict[str, list[str]]] = {}
         for idx, mask, x in vectors:
             columns.update(zip(idx, model.annotate(x, mask, [inputs[i].forms for i in idx], options)))
         changed = [replace(p, columns=columns[i]) if i in columns else p for i, p in enumerate(parses)]
-        out[n] = figures(gold, [with_tree(s, p) for s, p in zip(inputs, changed)])
+        out[(joint, n)] = figures(gold, [with_tree(s, p) for s, p in zip(inputs, changed)])
     return out
 
 
@@ -84,15 +88,16 @@ def score(args: argparse.Namespace) -> None:
                               "model": portable_path(args.model)}
     feats = model.heads["feats"] if "feats" in model.heads else None
     if feats is not None and getattr(feats, "per_feature", None) is not None:
-        by_count = sweep(model, inputs, parses, gold, [int(n) for n in args.min_counts.split(",")])
-        best = max(by_count, key=lambda n: (by_count[n]["UFeats"], -n))
-        result["min_count"] = {"chosen": best, "by_min_count": {str(n): f for n, f in by_count.items()}}
-        feats.min_count = best
+        grid = [(float(j), int(n)) for j in args.joints.split(",") for n in args.min_counts.split(",")]
+        by_setting = sweep(model, inputs, parses, gold, grid)
+        joint, n = max(by_setting, key=lambda k: (by_setting[k]["UFeats"], -k[0], -k[1]))
+        result["min_count"] = {"chosen": n, "joint": joint, "by_setting": [{"joint": j, "min_count": c, **f} for (j, c), f in by_setting.items()]}
+        feats.joint, feats.min_count = joint, n
         parses = model.parse(inputs)
         if args.write_min_count:
             config_file = Path(args.model) / "config.json"
             config = json.loads(config_file.read_text(encoding="utf-8"))
-            config["model"]["heads"]["feats"]["min_count"] = best
+            config["model"]["heads"]["feats"] |= {"joint": joint, "min_count": n}
             config_file.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     predicted = [with_tree(s, p) for s, p in zip(inputs, parses)]
     training = model.config.get("training") or {}
@@ -109,11 +114,11 @@ def score(args: argparse.Namespace) -> None:
 
 
 def table(args: argparse.Namespace) -> None:
-    rows = ["| treebank | step | select | min_count | UPOS | UFeats | Lemmas | unseen-form lemmas (words) | UAS | LAS | MLAS | BLEX | epochs (best) | source |",
+    rows = ["| treebank | step | select | joint, min_count | UPOS | UFeats | Lemmas | unseen-form lemmas (words) | UAS | LAS | MLAS | BLEX | epochs (best) | source |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for path in sorted(RESULTS.glob("*__*.json")):
         r = json.loads(path.read_text(encoding="utf-8"))
-        n = r.get("min_count", {}).get("chosen", "–")
+        n = f"{r['min_count']['joint']}, {r['min_count']['chosen']}" if "min_count" in r else "–"
         rows.append(
             f"| {r['dataset']} | `{r['step']}` | {r['select']} | {n} | " + " | ".join(f"{r[m]:.2f}" for m in FIGURES[:3])
             + f" | {r['unseen_lemmas']['accuracy']:.2f} ({r['unseen_lemmas']['words']}) | "
@@ -133,7 +138,8 @@ def main() -> None:
     s.add_argument("--dataset", required=True, choices=sorted(DATASETS))
     s.add_argument("--step", required=True, help="the step's name (its config's file name)")
     s.add_argument("--min-counts", default=MIN_COUNTS, help="min_count values to score (per-feature FEATS heads)")
-    s.add_argument("--write-min-count", action="store_true", help="save the chosen min_count in the model's config.json")
+    s.add_argument("--joints", default=JOINTS, help="joint weights to score (per-feature FEATS heads)")
+    s.add_argument("--write-min-count", action="store_true", help="save the chosen joint and min_count in the model's config.json")
     t = sub.add_parser("table", help="the table of every result file")
     t.add_argument("--doc", default=str(REPO / "BENCHMARKS.md"))
     args = ap.parse_args()

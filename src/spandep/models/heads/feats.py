@@ -6,9 +6,10 @@ A gold ``_`` in FEATS is a value (the word has no features), not an unknown: it 
 Opt-in (issue 45, docs/design.md "Morphology heads"; a config without these keys means what it always meant):
 ``upos_embed = D`` embeds the word's UPOS (gold in training, the UPOS head's at inference) beside its vector;
 ``per_feature = W`` adds one classifier per feature (``models/heads/features.py``) on the same hidden layer, its loss
-times ``W`` added to the bundle's, decoded under the feature–UPOS pairs seen in training; ``min_count = N`` keeps
-the bundle classifier's prediction where that bundle was seen at least N times in training, the per-feature bundle
-elsewhere (0: the bundle classifier's always).
+times ``W`` added to the bundle's, decoded under the feature–UPOS pairs seen in training; ``joint = J`` chooses the
+bundle on its log-probability plus J times its per-feature log-likelihood (0: the bundle classifier alone);
+``min_count = N`` keeps that bundle where it was seen at least N times in training, the per-feature bundle elsewhere
+(0: the bundle always).
 """
 
 from __future__ import annotations
@@ -35,10 +36,10 @@ class FeatsTagger(ClassifierHead):
 
     name = "feats"
     column = "feats"
-    config_defaults = {**ClassifierHead.config_defaults, "upos_embed": 0, "per_feature": 0.0, "min_count": 0}
+    config_defaults = {**ClassifierHead.config_defaults, "upos_embed": 0, "per_feature": 0.0, "min_count": 0, "joint": 0.0}
 
     def __init__(
-        self, n_in: int, tags: Sequence[str], upos_embed: int = 0, per_feature: float = 0.0, min_count: int = 0,
+        self, n_in: int, tags: Sequence[str], upos_embed: int = 0, per_feature: float = 0.0, min_count: int = 0, joint: float = 0.0,
         upos_tags: Sequence[str] = (), counts: Sequence[int] = (), by_upos: dict[str, list[str]] | None = None, **settings: Any,
     ) -> None:
         conditions = {UPOS: (list(upos_tags), upos_embed)} if upos_embed else None
@@ -51,8 +52,8 @@ class FeatsTagger(ClassifierHead):
             self.per_feature = PerFeature(self.out.in_features, inventory)
             self.counts = dict(zip(bundles, counts))
             self.register_buffer("targets", torch.tensor([inventory.targets(b) for b in bundles], dtype=torch.long), persistent=False)  # (tags, features)
-            extra |= {"per_feature": per_feature, "min_count": min_count, "counts": list(counts), "by_upos": by_upos or {}}
-        self.feature_weight, self.min_count, self.upos_embed = per_feature, min_count, upos_embed
+            extra |= {"per_feature": per_feature, "min_count": min_count, "joint": joint, "counts": list(counts), "by_upos": by_upos or {}}
+        self.feature_weight, self.min_count, self.joint, self.upos_embed = per_feature, min_count, joint, upos_embed
         self.hparams.update(extra)
 
     @property
@@ -99,10 +100,15 @@ class FeatsTagger(ClassifierHead):
 
     def predict(self, inputs: HeadInput, allowed: torch.Tensor | None = None) -> list[list[str]]:
         """The bundle classifier's bundles (of those ``allowed``); with per-feature classifiers, combined with theirs
-        by the ``min_count`` rule."""
-        if self.per_feature is None or not self.min_count:
+        by the ``joint`` and ``min_count`` rules (module docstring)."""
+        if self.per_feature is None or not (self.min_count or self.joint):
             return super().predict(inputs, allowed)
         x = self.represent(inputs)  # (batch, 1 + n, hidden or width)
-        best = restrict(self.out(x), allowed).argmax(-1).tolist()  # (batch, 1 + n)
+        scores = restrict(self.out(x), allowed).log_softmax(-1)  # (batch, 1 + n, tags)
+        if self.joint:
+            scores = scores + self.joint * self.per_feature.bundle_scores(x, self.targets)  # (batch, 1 + n, tags)
+        best = scores.argmax(-1).tolist()  # (batch, 1 + n)
         bundles = [[self.value(self.tags[i], "") for i in row[1 : len(forms) + 1]] for row, forms in zip(best, inputs.forms)]
+        if not self.min_count:
+            return bundles
         return combine(bundles, self.per_feature.decode(x, inputs.columns[UPOS]), self.counts, self.min_count)

@@ -7,9 +7,10 @@ that chooses between its bundle and the bundle classifier's.
 * **Constrained decoding** (:meth:`PerFeature.decode`): each feature's best class, except that a feature never seen
   with the word's UPOS is absent; the bundle is the present features in CoNLL-U order (names sorted without regard
   to case). Every bundle it can give is a combination of seen pairs, also one no training word had.
-* **Combination** (:func:`combine`): the bundle classifier's prediction where that bundle was seen at least
-  ``min_count`` times in training, the per-feature bundle elsewhere (``min_count = 0``: always the bundle
-  classifier's). docs/design.md, "Morphology heads".
+* **Combination**: the bundle classifier's best bundle, its log-probability plus ``joint`` times the per-feature
+  log-likelihood of each bundle (:meth:`PerFeature.bundle_scores`; 0: the bundle classifier alone), kept where
+  that bundle was seen at least ``min_count`` times in training, the per-feature bundle elsewhere (:func:`combine`;
+  ``min_count = 0``: always the bundle). docs/design.md, "Morphology heads".
 """
 
 from __future__ import annotations
@@ -93,6 +94,14 @@ class PerFeature(nn.Module):
             for f, s in enumerate(self.scores(x)) if bool((gold[..., f] != IGNORE).any())
         ]
         return torch.stack(losses).mean() if losses else x.sum() * 0.0
+
+    def bundle_scores(self, x: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """The per-feature log-likelihood of each bundle, ``Σ_f log p_f(its value of f)``, from vectors
+        ``(batch, 1 + n, n_in)`` and the bundles' classes ``targets (bundles, features)`` → ``(batch, 1 + n, bundles)``."""
+        total = torch.zeros(*x.shape[:-1], targets.size(0), dtype=x.dtype, device=x.device)  # (batch, 1 + n, bundles)
+        for f, s in enumerate(self.scores(x)):
+            total = total + s.log_softmax(-1)[..., targets[:, f]]  # (batch, 1 + n, bundles)
+        return total
 
     def decode(self, x: torch.Tensor, upos: Sequence[Sequence[str]]) -> list[list[str]]:
         """The bundle of each word ``1..n`` of each sentence (``upos``: each word's UPOS, predicted at inference):
