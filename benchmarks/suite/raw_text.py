@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from benchmarks.suite.record import checkout, machine, write_json
+from benchmarks.suite.record import checkout, machine, portable_path, write_json
 from benchmarks.suite.systems import DATASETS, RESULTS
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence, Token
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
         baseline = model_parser(load_model(args.baseline), args.treebank or args.dataset)[0] if args.baseline else None
         measured = gold_mode(parse, gold, args.rounds, baseline)
     result = {
-        "schema": SCHEMA, "treebank": args.dataset, "split": args.split, "gold": str(gold_path), "system": args.system,
+        "schema": SCHEMA, "treebank": args.dataset, "split": args.split, "gold": portable_path(gold_path), "system": args.system,
         "mode": args.mode, "model": str(args.model), **({"model_treebank": treebank} if treebank else {}), "inference": options.given(),
         "trained": trained(model), **measured,
         **({"baseline": str(args.baseline)} if args.baseline else {}),

@@ -24,7 +24,7 @@ for the treebank its options name (:meth:`Parser.allowed`); a subclass builds it
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -66,6 +66,16 @@ def fallback_labels(labels: Sequence[str]) -> tuple[str, str]:
     root = "root" if "root" in labels else labels[0]
     other = "dep" if "dep" in labels else next((x for x in labels if x != "root"), labels[0])
     return root, other
+
+
+def _in_order(heads: dict[str, Any]) -> list[str]:
+    """The names of ``heads`` in an order where each comes after the heads that fill the columns it reads."""
+    order: list[str] = []
+    while len(order) < len(heads):
+        pending = [n for n in heads if n not in order]
+        waiting = {heads[n].column for n in pending}
+        order.append(next((n for n in pending if not set(heads[n].reads) & (waiting - {heads[n].column})), pending[0]))
+    return order
 
 
 class Parser(SettingsCheck, nn.Module):
@@ -226,15 +236,19 @@ class Parser(SettingsCheck, nn.Module):
         if not active:
             return [{} for _ in forms]
         inputs = HeadInput.of(x, word_mask, forms)
-        per_head = {name: head.predict(inputs, allowed[name]) for name, head in active.items()}
-        columns = {head.column: per_head[name] for name, head in active.items()}
+        columns = {column: [["_"] * len(words) for words in forms] for head in active.values() for column in head.reads}  # unfilled: unknown
+        per_head: dict[str, list[list[str]]] = {}
+        for name in _in_order(active):  # a head conditioned on another's column after it
+            head = active[name]
+            per_head[name] = head.predict(replace(inputs, columns={c: columns[c] for c in head.reads}), allowed[name])
+            columns[head.column] = per_head[name]
         per_head = {name: head.refine(per_head[name], forms, columns) for name, head in active.items()}
         return [{name: values[b] for name, values in per_head.items()} for b in range(x.size(0))]
 
     def heads_loss(self, x: torch.Tensor, batch: dict[str, Any]) -> torch.Tensor | float:
         """The output heads' losses on word vectors ``(batch, 1 + n, width)``, each times its ``weight`` (0 without
         heads)."""
-        inputs = HeadInput.of(x, batch["word_mask"], batch["forms"])
+        inputs = HeadInput.of(x, batch["word_mask"], batch["forms"], batch.get("columns"))
         return sum((head.weight * head.loss(inputs, batch[f"gold_{name}"]) for name, head in self.heads.items()), 0.0)
 
     # ------------------------------------------------------------------ training
@@ -246,6 +260,8 @@ class Parser(SettingsCheck, nn.Module):
         if self.treebanks is not None:
             f["treebank"] = self.treebanks.index(treebank)
         f["forms"] = sentence.forms
+        for column in self._read_columns():
+            f[f"column_{column}"] = [getattr(w, column) for w in sentence.words]
         f["heads"] = np.asarray([0] + [int(h or 0) for h in sentence.heads], dtype=np.int64)  # trees checked on reading
         f["rels"] = np.asarray([0] + [self.label_index[r] for r in sentence.deprels], dtype=np.int64)
         for name, head in self.heads.items():
@@ -263,7 +279,12 @@ class Parser(SettingsCheck, nn.Module):
             batch[key] = t
         if self.treebanks is not None:
             batch["treebank"] = torch.tensor([f["treebank"] for f in features], dtype=torch.long)  # (batch,)
-        return {key: v.to(device) for key, v in batch.items()} | {"forms": [f["forms"] for f in features]}
+        columns = {column: [f[f"column_{column}"] for f in features] for column in self._read_columns()}  # gold, for conditioned heads
+        return {key: v.to(device) for key, v in batch.items()} | {"forms": [f["forms"] for f in features]} | ({"columns": columns} if columns else {})
+
+    def _read_columns(self) -> list[str]:
+        """The columns some output head is conditioned on (``OutputHead.reads``), in a stable order."""
+        return sorted({column for head in self.heads.values() for column in head.reads})
 
     def loss(self, batch: dict[str, Any]) -> torch.Tensor:
         """The training loss of one :meth:`training_batch` (output heads' losses included)."""

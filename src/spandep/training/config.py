@@ -46,6 +46,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "ema": 0.0,  # decay of a moving average of the weights, read at dev and saved (training/averaging.py); 0: none
         "eval_batch_tokens": 4000,
         "device": "cpu",  # cpu, cuda, cuda:N or auto; the checkpoints and the saved model are the same either way
+        "select": "las",  # the dev figure the best epoch is chosen on: "las" or "las+mlas" (SELECTIONS)
     },
 }
 _RATE = Range(0, integer=False)  # a finite number ≥ 0
@@ -59,6 +60,7 @@ NUMBERS: dict[str, dict[str, Range]] = {  # what each number of [data] and [trai
         "ema": Range(0, 1, integer=False, open_high=True),
     },
 }
+SELECTIONS = ("las", "las+mlas")  # [training] select: dev LAS (punctuation excluded), or that plus dev MLAS
 TYPED = {"encoder": ("transformer", ENCODERS), "model": ("biaffine", PARSERS)}  # table: (default type, registry)
 TABLES = (*DEFAULTS, *TYPED, "heads", "inference")
 MULTI_ONLY = {"data": ("treebanks", "sampling_exponent", "treebank_cap"), "model": ("treebank_dim",)}  # keys of several treebanks
@@ -112,6 +114,8 @@ def _value_problems(cfg: dict[str, dict[str, Any]]) -> Iterator[tuple[str, str, 
     if not isinstance(betas, list) or len(betas) != 2 or any(beta.problem("", b) for b in betas):
         yield "training", "betas", f"[training] betas must be a list of two numbers in [0, 1), not {betas!r}"
     yield "training", "device", device_problem("[training] device", cfg["training"]["device"])
+    if cfg["training"]["select"] not in SELECTIONS:
+        yield "training", "select", f"[training] select must be {' or '.join(map(repr, SELECTIONS))}, not {cfg['training']['select']!r}"
 
 
 def _value_error(path: Path, section: str, key: str, problem: str) -> InputFormatError:
@@ -165,6 +169,14 @@ def _heads(path: Path, given: dict[str, Any]) -> dict[str, dict[str, Any]]:
         if not isinstance(settings, dict) or set(settings) - set(defaults):
             raise InputFormatError(str(path), 0, f"[heads.{name}] takes {', '.join(defaults) or 'no keys'}")
         out[name] = {**defaults, **settings}
+    made = {HEADS.get(name).column for name in out}
+    for name, settings in out.items():
+        missing = sorted(set(HEADS.get(name).columns_read(settings)) - made)
+        if missing:
+            raise InputFormatError(
+                str(path), 0, f"[heads.{name}] is conditioned on the {missing[0].upper()} column, which no head predicts: "
+                f"add [heads.{missing[0]}] or leave out the [heads.{name}] setting that reads it"
+            )
     return out
 
 

@@ -12,8 +12,8 @@ docs/design.md, "Output heads", has the measurements.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import zlib
@@ -58,23 +58,45 @@ def word_suffixes(form: str) -> list[int]:
 class HeadInput:
     """What a head reads for a batch: the word vectors, which positions are words (ROOT included), the forms of
     words ``1..n`` of each sentence and, from them, the words' casing classes and suffix buckets (0 at ROOT and
-    padding)."""
+    padding); ``columns``: other heads' columns of words ``1..n`` (``{"upos": [[...], ...]}``) for a head conditioned
+    on them (:attr:`ClassifierHead.reads`): the gold values in training, the predicted ones at inference."""
 
     vectors: torch.Tensor  # (batch, 1 + n, d)
     word_mask: torch.Tensor  # (batch, 1 + n)
     forms: Sequence[Sequence[str]]
     shapes: torch.Tensor  # (batch, 1 + n)
     suffixes: torch.Tensor  # (batch, 1 + n, SUFFIX_CHARS)
+    columns: Mapping[str, Sequence[Sequence[str]]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, vectors: torch.Tensor, word_mask: torch.Tensor, forms: Sequence[Sequence[str]]) -> HeadInput:
-        """The input of a batch of sentences with these forms."""
+    def of(
+        cls, vectors: torch.Tensor, word_mask: torch.Tensor, forms: Sequence[Sequence[str]],
+        columns: Mapping[str, Sequence[Sequence[str]]] | None = None,
+    ) -> HeadInput:
+        """The input of a batch of sentences with these forms (and these other columns)."""
         shapes = torch.zeros(word_mask.shape, dtype=torch.long)  # (batch, 1 + n)
         suffixes = torch.zeros(*word_mask.shape, SUFFIX_CHARS, dtype=torch.long)  # (batch, 1 + n, SUFFIX_CHARS)
         for b, words in enumerate(forms):
             shapes[b, 1 : len(words) + 1] = torch.tensor([word_shape(f) for f in words], dtype=torch.long)  # (n,)
             suffixes[b, 1 : len(words) + 1] = torch.tensor([word_suffixes(f) for f in words], dtype=torch.long).view(-1, SUFFIX_CHARS)  # (n, SUFFIX_CHARS)
-        return cls(vectors, word_mask, forms, shapes.to(vectors.device), suffixes.to(vectors.device))
+        return cls(vectors, word_mask, forms, shapes.to(vectors.device), suffixes.to(vectors.device), dict(columns or {}))
+
+
+class ColumnEmbedding(nn.Module):
+    """An embedding of another column's value per word (``vocab``: the values seen in training; an unseen one, and
+    ROOT and padding, share id 0)."""
+
+    def __init__(self, vocab: Sequence[str], dim: int) -> None:
+        super().__init__()
+        self.index = {v: i + 1 for i, v in enumerate(vocab)}
+        self.embed = nn.Embedding(len(self.index) + 1, dim)
+
+    def forward(self, values: Sequence[Sequence[str]], word_mask: torch.Tensor) -> torch.Tensor:
+        """The embeddings of ``values`` (words ``1..n`` of each sentence) at their positions → ``(batch, 1 + n, dim)``."""
+        ids = torch.zeros(word_mask.shape, dtype=torch.long)  # (batch, 1 + n)
+        for b, row in enumerate(values):
+            ids[b, 1 : len(row) + 1] = torch.tensor([self.index.get(v, 0) for v in row], dtype=torch.long)  # (n,)
+        return self.embed(ids.to(word_mask.device))  # (batch, 1 + n, dim)
 
 
 class OutputHead(nn.Module):
@@ -99,6 +121,11 @@ class OutputHead(nn.Module):
         return cls(n_in, **config)
 
     @classmethod
+    def columns_read(cls, settings: dict[str, Any]) -> tuple[str, ...]:
+        """The other heads' columns a head with these ``[heads.NAME]`` settings is conditioned on (:attr:`reads`)."""
+        return ()
+
+    @classmethod
     def classes(cls, train: Sequence[Sentence]) -> set[str]:
         """The classes the sentences ``train`` have (one treebank's, for its mask: ``models/treebanks.py``)."""
         raise NotImplementedError
@@ -110,6 +137,11 @@ class OutputHead(nn.Module):
 
     def export_config(self) -> dict[str, Any]:
         raise NotImplementedError
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The other heads' columns this head is conditioned on (given in ``HeadInput.columns``); none here."""
+        return ()
 
     def gold_ids(self, sentence: Sentence) -> list[int]:
         """Gold class id of each word (``IGNORE`` where unknown)."""
@@ -136,12 +168,15 @@ class ClassifierHead(OutputHead):
     (``hidden`` units, 0 = none) and a linear layer; cross-entropy against the gold class.
 
     Subclasses say which string is a word's class (:meth:`gold_class`, ``"_"`` = unknown) and how a class becomes the
-    column's value for a form (:meth:`value`); both default to the column itself."""
+    column's value for a form (:meth:`value`); both default to the column itself. ``conditions``: other columns
+    whose value per word is embedded beside the word vector (``{column: (values seen in training, dimension)}``;
+    :attr:`reads` names them; a subclass offers them as settings)."""
 
     config_defaults = {"dropout": 0.33, "weight": 1.0, "casing": 0, "suffix": 0, "hidden": 0}
 
     def __init__(
-        self, n_in: int, tags: Sequence[str], dropout: float = 0.33, weight: float = 1.0, casing: int = 0, suffix: int = 0, hidden: int = 0
+        self, n_in: int, tags: Sequence[str], dropout: float = 0.33, weight: float = 1.0, casing: int = 0, suffix: int = 0, hidden: int = 0,
+        conditions: Mapping[str, tuple[Sequence[str], int]] | None = None,
     ) -> None:
         super().__init__()
         self.tags = list(tags)
@@ -153,7 +188,8 @@ class ClassifierHead(OutputHead):
         self.dropout = nn.Dropout(dropout)
         self.shape_embed = nn.Embedding(N_SHAPES, casing) if casing else None
         self.suffix_embed = nn.EmbeddingBag(SUFFIX_BUCKETS, suffix, mode="sum", padding_idx=0) if suffix else None
-        width = n_in + casing + suffix
+        self.conditions = nn.ModuleDict({column: ColumnEmbedding(vocab, dim) for column, (vocab, dim) in (conditions or {}).items()})
+        width = n_in + casing + suffix + sum(dim for _, dim in (conditions or {}).values())
         self.hidden = MLP(width, hidden, dropout) if hidden else None
         self.out = nn.Linear(hidden or width, len(self.tags))
 
@@ -196,17 +232,26 @@ class ClassifierHead(OutputHead):
     def gold_ids(self, sentence: Sentence) -> list[int]:
         return [self.index.get(self.gold_class(w.form, getattr(w, self.column)), IGNORE) for w in sentence.words]
 
-    def forward(self, inputs: HeadInput) -> torch.Tensor:
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The columns of :attr:`conditions`."""
+        return tuple(self.conditions)
+
+    def represent(self, inputs: HeadInput) -> torch.Tensor:
+        """The vectors the output layer reads: word vector, casing, suffixes and conditioning columns, through
+        dropout and the hidden layer → ``(batch, 1 + n, hidden or width)``."""
         parts = [inputs.vectors]  # (batch, 1 + n, d)
         if self.shape_embed is not None:
             parts.append(self.shape_embed(inputs.shapes))  # (batch, 1 + n, casing)
         if self.suffix_embed is not None:
             flat = self.suffix_embed(inputs.suffixes.flatten(0, 1))  # (batch · (1 + n), suffix)
             parts.append(flat.view(*inputs.suffixes.shape[:2], -1))  # (batch, 1 + n, suffix)
-        x = self.dropout(torch.cat(parts, -1) if len(parts) > 1 else parts[0])  # (batch, 1 + n, d + casing + suffix)
-        if self.hidden is not None:
-            x = self.hidden(x)  # (batch, 1 + n, hidden)
-        return self.out(x)  # (batch, 1 + n, tags)
+        parts.extend(embed(inputs.columns[column], inputs.word_mask) for column, embed in self.conditions.items())  # each (batch, 1 + n, dim)
+        x = self.dropout(torch.cat(parts, -1) if len(parts) > 1 else parts[0])  # (batch, 1 + n, width)
+        return self.hidden(x) if self.hidden is not None else x  # (batch, 1 + n, hidden or width)
+
+    def forward(self, inputs: HeadInput) -> torch.Tensor:
+        return self.out(self.represent(inputs))  # (batch, 1 + n, tags)
 
     def loss(self, inputs: HeadInput, gold: torch.Tensor) -> torch.Tensor:
         """Mean cross-entropy over words with a known gold class; ``gold (batch, 1 + n)`` holds ``IGNORE`` elsewhere."""

@@ -15,6 +15,10 @@ had, gets the form itself as its lemma.
 A lexicon comes first, as in Stanza's lemmatizer: a (form, UPOS) pair seen in the training data gets the lemma it had
 there most often, with the UPOS the model predicts beside the lemma (the UPOS head); the scripts serve the other
 words. On EWT dev it turned 877 lemma errors of the default model into 672 (250 fixed, 45 broken).
+
+Opt-in (issue 45, docs/heads.md "Morphology heads"): ``upos_embed = D`` and ``feats_embed = D`` embed the word's
+UPOS and FEATS bundle (gold in training, the UPOS and FEATS heads' at inference) beside its vector, so that the
+script is chosen knowing the word's tag and features (``-ou`` of a Czech feminine instrumental against an adjective).
 """
 
 from __future__ import annotations
@@ -112,16 +116,22 @@ def writing_systems(form: str) -> set[str]:
 
 class Lemmatizer(ClassifierHead):
     """Edit scripts as classes (``tags`` are :meth:`EditScript.to_tag` strings); ``writing_systems``: the Unicode
-    scripts of the training forms' letters; ``lexicon``: UPOS → form → the lemma it had most often in training."""
+    scripts of the training forms' letters; ``lexicon``: UPOS → form → the lemma it had most often in training;
+    ``upos_tags``, ``feats_tags``: the UPOS and bundles seen in training, for ``upos_embed`` and ``feats_embed``."""
 
     name = "lemma"
     column = "lemma"
+    config_defaults = {**ClassifierHead.config_defaults, "upos_embed": 0, "feats_embed": 0}
 
     def __init__(
         self, n_in: int, tags: Sequence[str], writing_systems: Sequence[str] = (), lexicon: dict[str, dict[str, str]] | None = None,
-        **settings: Any,
+        upos_embed: int = 0, feats_embed: int = 0, upos_tags: Sequence[str] = (), feats_tags: Sequence[str] = (), **settings: Any,
     ) -> None:
-        super().__init__(n_in, tags, **settings)
+        given = {"upos": (upos_tags, upos_embed), "feats": (feats_tags, feats_embed)}
+        conditions = {column: (list(vocab), dim) for column, (vocab, dim) in given.items() if dim}
+        super().__init__(n_in, tags, conditions=conditions, **settings)
+        for column, (vocab, dim) in conditions.items():
+            self.hparams |= {f"{column}_embed": dim, f"{column}_tags": vocab}
         self.writing_systems = frozenset(writing_systems)
         self.hparams["writing_systems"] = sorted(self.writing_systems)
         self.lexicon = lexicon or {}
@@ -130,13 +140,22 @@ class Lemmatizer(ClassifierHead):
         self.scripts = [EditScript.from_tag(t) for t in self.tags]
 
     @classmethod
+    def columns_read(cls, settings: dict[str, Any]) -> tuple[str, ...]:
+        return tuple(column for column in ("upos", "feats") if settings.get(f"{column}_embed"))
+
+    @classmethod
     def gold_class(cls, form: str, value: str) -> str:
         return "_" if value == "_" else induce_script(form, value).to_tag()
 
     @classmethod
     def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
         seen = sorted(set().union(*(writing_systems(w.form) for s in train for w in s.words)))
-        return {**super().config_from_data(settings, train), "writing_systems": seen, "lexicon": lemma_lexicon(train)}
+        config = {**super().config_from_data(settings, train), "writing_systems": seen, "lexicon": lemma_lexicon(train)}
+        for column in ("upos", "feats"):
+            if settings[f"{column}_embed"]:
+                unknown = {"_"} if column == "upos" else set()  # in FEATS, "_" is a value: no features
+                config[f"{column}_tags"] = sorted({getattr(w, column) for s in train for w in s.words} - unknown)
+        return config
 
     def refine(self, values: list[list[str]], forms: Sequence[Sequence[str]], columns: dict[str, list[list[str]]]) -> list[list[str]]:
         """The lexicon's lemma where it knows the word's (form, predicted UPOS); the script's elsewhere."""

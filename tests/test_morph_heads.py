@@ -1,0 +1,146 @@
+"""Issue 45's morphology heads: per-feature FEATS decoded under the feature–UPOS pairs of train, the rule combining
+it with the bundle classifier, heads conditioned on other heads' columns, the LAS + MLAS checkpoint choice, and a
+tiny model with all of them that trains, saves, loads and parses."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import DEV, TINY_SPAN, write_config
+from spandep.data.conllu import read_conllu
+from spandep.data.sentence import Token
+from spandep.errors import InputFormatError
+from spandep.models.heads.features import ABSENT, FeatureInventory, PerFeature, combine, join_bundle, split_bundle
+from spandep.storage.model_io import load_model
+from spandep.training.config import load_config
+from spandep.training.trainer import Trainer
+
+UPOS = ["NOUN", "VERB", "ADJ", "ADP"]
+NAMES = ["Case", "Gender", "Number", "NumType", "Tense"]
+VALUES = ["A", "B", "C"]
+
+bundles = st.dictionaries(st.sampled_from(NAMES), st.sampled_from(VALUES), max_size=len(NAMES)).map(join_bundle)
+pairs = st.lists(st.tuples(st.sampled_from(UPOS), bundles), min_size=1, max_size=30)
+
+
+@given(pairs, st.lists(st.sampled_from([*UPOS, "PROPN", "_"]), min_size=1, max_size=8), st.integers(0, 1000))
+@settings(max_examples=60, deadline=None)
+def test_per_feature_bundles_keep_to_feature_upos_pairs_of_train(train, tags, seed):
+    """Whatever the scores, a decoded word has only features seen with its UPOS in train, each with a value of train."""
+    inventory = FeatureInventory.from_pairs(train)
+    seen = {(upos, name) for upos, bundle in train for name in split_bundle(bundle)}
+    torch.manual_seed(seed)
+    head = PerFeature(6, inventory)
+    torch.nn.init.normal_(head.out.weight, std=5.0)
+    [decoded] = head.decode(torch.randn(1, 1 + len(tags), 6), [tags])  # (1, 1 + n, 6) vectors
+    assert len(decoded) == len(tags)
+    for upos, bundle in zip(tags, decoded):
+        for name, value in split_bundle(bundle).items():
+            assert (upos, name) in seen
+            assert value in inventory.values[name] and value != ABSENT
+        assert bundle == join_bundle(split_bundle(bundle))
+
+
+@given(st.lists(st.tuples(bundles, bundles), min_size=1, max_size=10), st.dictionaries(bundles, st.integers(0, 9)), st.integers(0, 10))
+def test_combine_keeps_the_bundle_seen_at_least_min_count_times(words, counts, min_count):
+    [combined] = combine([[b for b, _ in words]], [[p for _, p in words]], counts, min_count)
+    for (bundle, per_feature), chosen in zip(words, combined):
+        assert chosen == (bundle if counts.get(bundle, 0) >= min_count else per_feature)
+
+
+def test_bundles_split_and_join_in_ud_order():
+    assert join_bundle({"Number": "Sing", "NumType": "Card", "Case": "Nom"}) == "Case=Nom|Number=Sing|NumType=Card"
+    assert split_bundle("_") == {} and join_bundle({}) == "_"
+    inventory = FeatureInventory.from_pairs([("NOUN", "Case=Nom|Number=Sing"), ("VERB", "Tense=Past")])
+    assert inventory.values == {"Case": [ABSENT, "Nom"], "Number": [ABSENT, "Sing"], "Tense": [ABSENT, "Past"]}
+    assert inventory.targets("Case=Nom") == [1, 0, 0] and inventory.targets("Case=Acc")[0] == -100
+    assert inventory.allowed("VERB") == [False, False, True] and inventory.allowed("X") == [False, False, False]
+
+
+def test_joint_scores_are_each_bundles_per_feature_log_likelihood():
+    inventory = FeatureInventory.from_pairs([("NOUN", "Case=Nom|Number=Sing"), ("NOUN", "Case=Acc"), ("VERB", "_")])
+    head = PerFeature(4, inventory)
+    bundles = ["Case=Nom|Number=Sing", "Case=Acc", "_"]
+    x = torch.randn(2, 3, 4)  # (batch, 1 + n, 4)
+    got = head.bundle_scores(x, torch.tensor([inventory.targets(b) for b in bundles]))  # (2, 3, bundles)
+    logp = [s.log_softmax(-1) for s in head.scores(x)]
+    for t, bundle in enumerate(bundles):
+        expected = sum(logp[f][..., c] for f, c in enumerate(inventory.targets(bundle)))  # (2, 3)
+        assert torch.allclose(got[..., t], expected)
+
+
+MORPH_HEADS = (
+    "\n[heads.upos]\n\n[heads.feats]\nupos_embed = 8\nper_feature = 1.0\nmin_count = {min_count}\njoint = 0.5\n"
+    "\n[heads.lemma]\nupos_embed = 8\nfeats_embed = 8\n"
+)
+
+
+def morph_config(tmp: Path, name: str, heads: str, **training: object) -> Path:
+    path = write_config(tmp / f"{name}.toml", tmp / name, "bilstm", model=TINY_SPAN, epochs=1, **training)
+    path.write_text(path.read_text() + heads)
+    return path
+
+
+@pytest.fixture(scope="module")
+def morph_model(tmp_path_factory: pytest.TempPathFactory) -> tuple[Trainer, Path]:
+    """A tiny span model with every issue-45 setting, trained one epoch; the per-feature bundle always chosen."""
+    tmp = tmp_path_factory.mktemp("morph")
+    trainer = Trainer(load_config(morph_config(tmp, "run", MORPH_HEADS.format(min_count=10**9), select="las+mlas")))
+    trainer.run()
+    return trainer, tmp / "run" / "model"
+
+
+def blank_dev() -> list:
+    return [replace(s, words=[Token(w.id, w.form) for w in s.words]) for s in read_conllu(str(DEV))]
+
+
+def test_morph_model_saves_loads_and_parses_as_trained(morph_model):
+    trainer, folder = morph_model
+    trainer.model.eval()
+    loaded = load_model(folder)
+    sentences = blank_dev()
+    assert loaded.parse(sentences) == trainer.model.parse(sentences)
+    heads = json.loads((folder / "config.json").read_text())["model"]["heads"]
+    by_upos = heads["feats"]["by_upos"]
+    for parse in loaded.parse(sentences):  # min_count above every count: every bundle is the per-feature one
+        for upos, bundle in zip(parse.columns["upos"], parse.columns["feats"]):
+            assert set(split_bundle(bundle)) <= set(by_upos.get(upos, ()))
+    assert set(heads["lemma"]) >= {"upos_embed", "upos_tags", "feats_embed", "feats_tags"}
+
+
+def test_las_mlas_selection_logs_the_morphology_figures(morph_model):
+    trainer, _ = morph_model
+    [epoch] = trainer.run()["history"]  # the finished run: its one epoch
+    assert {"UPOS", "UFeats", "Lemmas", "MLAS"} <= set(epoch)
+    assert trainer._key(epoch) == (epoch["LAS_nopunct"] + epoch["MLAS"], epoch["UAS_nopunct"])
+
+
+def test_heads_without_the_new_settings_build_as_before(tmp_path):
+    """No new key in a head's saved config, no new weight: old configs mean what they meant."""
+    trainer = Trainer(load_config(morph_config(tmp_path, "old", "\n[heads.upos]\n\n[heads.feats]\n\n[heads.lemma]\n")))
+    heads = trainer.model.export_config()["heads"]
+    assert set(heads["feats"]) == {"tags", "dropout", "weight", "casing", "suffix", "hidden"}
+    assert set(heads["lemma"]) == {"tags", "dropout", "weight", "casing", "suffix", "hidden", "writing_systems", "lexicon"}
+    assert not any(".conditions." in k or "per_feature" in k for k in trainer.model.state_dict())
+    assert trainer._key({"LAS_nopunct": 80.0, "UAS_nopunct": 85.0}) == (80.0, 85.0)
+
+
+@pytest.mark.parametrize("heads, message", [
+    ("\n[heads.feats]\nper_feature = 1.0\n", "[heads.feats] is conditioned on the UPOS column"),
+    ("\n[heads.upos]\n\n[heads.lemma]\nfeats_embed = 8\n", "[heads.lemma] is conditioned on the FEATS column"),
+])
+def test_a_head_conditioned_on_a_missing_column_is_a_config_error(tmp_path, heads, message):
+    with pytest.raises(InputFormatError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        load_config(morph_config(tmp_path, "bad", heads))
+
+
+def test_select_takes_las_or_las_mlas(tmp_path):
+    with pytest.raises(InputFormatError, match="select must be 'las' or 'las\\+mlas'"):
+        load_config(morph_config(tmp_path, "bad", "", select="mlas"))
