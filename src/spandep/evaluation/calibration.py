@@ -27,6 +27,7 @@ BINS = 10
 NEWTON_STEPS = 100
 RIDGE = 1e-3
 LOSS_EPS = 1e-6  # log loss clipping
+MIN_SCALE = 1e-3  # the smallest logit-platt scale: the mapping stays increasing
 VALUE_EPS = 1e-3  # the lowest and highest probability an isotonic mapping gives
 
 
@@ -82,7 +83,8 @@ def fit_logit_platt(z: np.ndarray, correct: np.ndarray) -> Calibration:
     """The ``logit-platt`` mapping ``σ(a · z + b)`` of raw logits ``z (N,)`` with the lowest log loss against
     ``correct (N,)`` over the words of finite ``z`` (an infinite logit carries no rank among its kind: it gets the
     limit): Newton's method from the identity, each step halved until the loss falls, with a small ridge so that
-    separable data stays finite."""
+    separable data stays finite; a scale under ``MIN_SCALE`` (raw scores no better than chance) becomes
+    ``MIN_SCALE`` with the shift of the base rate, so the mapping stays strictly increasing."""
     finite = np.isfinite(z)  # (N,)
     x, y = np.asarray(z, dtype=np.float64)[finite], np.asarray(correct, dtype=np.float64)[finite]  # (M,) each
     design = np.stack([x, np.ones_like(x)], 1)  # (M, 2)
@@ -103,6 +105,9 @@ def fit_logit_platt(z: np.ndarray, correct: np.ndarray) -> Calibration:
         w = w - step
         if np.abs(step).max() < 1e-10:
             break
+    if w[0] < MIN_SCALE:  # scores no better than chance: nearly the base rate, still increasing
+        base = np.clip(y.mean() if y.size else 0.5, LOSS_EPS, 1 - LOSS_EPS)
+        w = np.array([MIN_SCALE, np.log(base) - np.log1p(-base) - MIN_SCALE * (x.mean() if x.size else 0.0)])  # (2,)
     return Calibration(head_scale=float(w[0]), head_shift=float(w[1]), kind=LOGIT_PLATT)
 
 

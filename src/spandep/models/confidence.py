@@ -122,6 +122,9 @@ class Calibration:
             raise ModelError(f"config.json: the calibration {table | {'kind': kind}} is not one of the kinds {', '.join(KINDS)}; "
                              "fit one again with spandep calibrate MODEL DEV --write")
         calibration = cls(kind=kind, **{k: tuple(map(float, v)) if isinstance(v, list) else float(v) for k, v in table.items()})
+        if kind == LOGIT_PLATT and not calibration.head_scale > 0:
+            raise ModelError(f"config.json: a logit-platt calibration needs a positive head_scale, not {calibration.head_scale}; "
+                             "fit one again with spandep calibrate MODEL DEV --write")
         knots, values = np.asarray(calibration.knots), np.asarray(calibration.values)  # (K,) each
         if kind == LOGIT_ISOTONIC and not (len(knots) == len(values) >= 1 and np.all(np.diff(knots) > 0) and np.all(np.diff(values) > 0)
                                           and np.all((values >= 0) & (values <= 1)) and np.all(np.isfinite(knots))):
@@ -151,9 +154,7 @@ class Calibration:
         if self.kind == PLATT:
             return self.head_probs(sigmoid(z))
         if self.kind == LOGIT_PLATT:
-            with np.errstate(invalid="ignore"):  # a scale of 0 at ±inf: the shift alone
-                scaled = self.head_scale * z  # (...)
-            return sigmoid(np.where(np.isnan(scaled), 0.0, scaled) + self.head_shift)  # (...)
+            return sigmoid(self.head_scale * z + self.head_shift)  # (...): a positive scale, ±inf → 1 or 0
         steps = np.interp(z, self.knots, self.values)  # (...): the ends past the knots, ±inf included
         return (1 - BLEND) * steps + BLEND * sigmoid(z)  # (...)
 
