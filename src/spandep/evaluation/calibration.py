@@ -2,9 +2,11 @@
 
 A confidence ``p`` is calibrated when, among the words given ``p``, a share ``p`` is right. Words are put in
 ``BINS`` equal-width bins of confidence; ``ECE = Σ_b (n_b / N) · |accuracy_b − mean confidence_b|`` (Guo et al.,
-2017). The head probabilities' mapping (``models/confidence.Calibration``, Platt scaling) is fitted on dev: the
-logistic regression of "the chosen head is right" on the raw probability's logit (Newton's method; decoding does not
-depend on it, so one parse serves the fit).
+2017). The head probabilities' mapping (``models/confidence.Calibration``) is fitted on dev over the raw
+probability's logit read in log space, so that it keeps the words' ranking and never saturates: Platt scaling of the
+logit (``logit-platt``) or centred isotonic regression (``logit-isotonic``), whichever has the lower log loss fitted
+on one half of dev's sentences and measured on the other (:func:`choose_kind`); decoding does not depend on it, so
+one parse serves the fit. docs/heads.md ("Confidence") says why.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from spandep.data.sentence import Sentence
 from spandep.data.writers import DIGITS
+from spandep.models.base import Parse
 from spandep.models.confidence import LOGIT_ISOTONIC, LOGIT_PLATT, Calibration, sigmoid
 
 __all__ = [
-    "BINS", "FITS", "Choice", "Reliability", "choose_kind", "distinct_per_thousand", "expected_calibration_error", "fit_isotonic",
+    "BINS", "FITS", "Choice", "Reliability", "WordScores", "choose_kind", "distinct_per_thousand", "expected_calibration_error", "fit_isotonic",
     "fit_logit_platt", "log_loss", "plot_reliability", "reliability",
 ]
 
@@ -46,6 +50,53 @@ class Reliability:
         used = self.counts > 0  # (bins,)
         gaps = np.abs(self.accuracy[used] - self.confidence[used])  # (used bins,)
         return float((self.counts[used] * gaps).sum() / max(int(self.counts.sum()), 1))
+
+
+@dataclass(frozen=True)
+class WordScores:
+    """The words of a parsed gold file that have scores, in order (``N`` words): the raw head probability ``raw`` and
+    its logit ``z`` (log space), the probability ``saved`` of the model's own calibration, the label probability
+    ``label``, whether the head and the head and label are right, and each word's ``sentence`` number; ``skipped``:
+    the sentences parsed without scores."""
+
+    raw: np.ndarray  # (N,)
+    z: np.ndarray  # (N,)
+    saved: np.ndarray  # (N,)
+    label: np.ndarray  # (N,)
+    head_right: np.ndarray  # (N,)
+    label_right: np.ndarray  # (N,)
+    sentence: np.ndarray  # (N,)
+    skipped: int
+
+    @classmethod
+    def read(cls, gold: Sequence[Sentence], parses: Sequence[Parse], calibration: Calibration) -> WordScores:
+        """The scores of ``parses`` of the ``gold`` sentences, with the model's ``calibration``."""
+        kept = [(i, g, p, np.asarray(p.heads, dtype=np.int64)) for i, (g, p) in enumerate(zip(gold, parses)) if p.scores is not None and p.heads]
+        head_right = [h == np.asarray(g.heads) for _, g, _, h in kept]  # (n,) each
+        return cls(
+            raw=np.concatenate([p.scores.head_probs(h) for _, _, p, h in kept]),  # type: ignore[union-attr]  # (N,)
+            z=np.concatenate([p.scores.head_logits(h) for _, _, p, h in kept]),  # type: ignore[union-attr]  # (N,)
+            saved=np.concatenate([calibration.head_probs_at(p.scores, h) for _, _, p, h in kept]),  # type: ignore[arg-type]  # (N,)
+            label=np.concatenate([p.scores.label_probs for _, _, p, _ in kept]),  # type: ignore[union-attr]  # (N,)
+            head_right=np.concatenate(head_right),  # (N,)
+            label_right=np.concatenate([r & np.equal(p.labels, g.deprels) for r, (_, g, p, _) in zip(head_right, kept)]),  # (N,)
+            sentence=np.concatenate([np.full(len(h), i) for i, _, _, h in kept]),  # (N,)
+            skipped=len(gold) - len(kept),
+        )
+
+    def report(self, head: np.ndarray | None = None) -> dict[str, float]:
+        """The figures of these words, in %: UAS, the head ECE of the raw probabilities and of ``head (N,)`` (the
+        saved calibration's when ``None``), the fewest distinct values among 1,000 consecutive words of each, the
+        ECE of label probabilities (words with the right head) and of head × label probability against LAS."""
+        head = self.saved if head is None else head
+        right = self.head_right
+        return {
+            "words": int(right.size), "sentences_without_scores": self.skipped, "uas": round(100 * float(right.mean()), 2),
+            "head_ece_raw": round(100 * reliability(self.raw, right).ece, 2), "head_ece": round(100 * reliability(head, right).ece, 2),
+            "distinct_per_1000_raw": distinct_per_thousand(self.raw), "distinct_per_1000": distinct_per_thousand(head),
+            "label_ece": round(100 * reliability(self.label[right], self.label_right[right]).ece, 2),
+            "las_ece": round(100 * reliability(head * self.label, self.label_right).ece, 2),
+        }
 
 
 def reliability(confidence: Sequence[float] | np.ndarray, correct: Sequence[bool] | np.ndarray, bins: int = BINS) -> Reliability:
