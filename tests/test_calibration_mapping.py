@@ -19,7 +19,7 @@ from spandep.evaluation.calibration import (
 )
 from spandep.models.confidence import EPS, LOGIT_ISOTONIC, LOGIT_PLATT, ArcScores, Calibration, ChosenArcScores
 from spandep.storage.model_io import load_model
-from tests.conftest import DEV
+from conftest import DEV
 
 OLD_ENGLISH = {"head_scale": 0.24808850992568768, "head_shift": 0.05330389456538704}  # the en model's entry before the kinds
 
@@ -160,3 +160,17 @@ def test_calibrate_with_an_unknown_kind_is_a_one_line_option_error(tiny_models) 
     result = CliRunner().invoke(app, ["calibrate", str(tiny_models["span"]), str(DEV), "--kind", "temperature"])
     assert result.exit_code == 2 and "--kind must be auto or one of logit-platt, logit-isotonic" in result.output
     assert "Traceback" not in result.output
+
+
+def test_a_model_of_several_treebanks_keeps_one_calibration_per_treebank() -> None:
+    z, right, _ = synthetic(3000, 4)
+    own = fit_isotonic(z, right)
+    table = {**OLD_ENGLISH, "treebanks": {"a": own.to_dict()}}
+    calibration = Calibration.from_dict(table)
+    assert calibration.to_dict() == table and calibration.for_treebank("a") == own
+    assert calibration.for_treebank("b").to_dict() == {**OLD_ENGLISH, "treebanks": table["treebanks"]}  # the model's own
+    assert calibration.for_treebank(None) is calibration
+    again = Calibration.from_dict(dict(OLD_ENGLISH)).with_treebank("a", own).with_treebank(None, fit_logit_platt(z, right))
+    assert again.for_treebank("a") == own and again.kind == LOGIT_PLATT
+    with pytest.raises(ModelError, match="--treebank NAME --write"):
+        Calibration.from_dict({"treebanks": ["a"]})

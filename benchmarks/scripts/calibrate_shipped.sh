@@ -27,6 +27,6 @@ m = model_named(sys.argv[1]); print(portable_path(m.folder), portable_path(DATAS
   check after
   cmp "$work/before.sha256" "$work/after.sha256"
   cmp "$work/before.conllu" "$work/after.conllu"
-  echo "$name: weights and the parse of $SENTENCES dev sentences unchanged"
+  echo "$name: weights and the parse of $(grep -c "^$" "$work/dev.conllu") dev sentences unchanged"
   "$PY" -m benchmarks.scripts.calibration_table measure "$name"
 done

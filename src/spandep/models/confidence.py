@@ -8,7 +8,7 @@ says how each parser type scores heads and labels, and why the mapping.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -103,25 +103,34 @@ class Calibration:
       (:meth:`ArcScores.head_logits`): no clipping, so a higher raw score gives a higher probability up to float64;
     - ``logit-isotonic``: centred isotonic regression over ``z`` (``knots``, strictly increasing, and their
       ``values``, strictly increasing), linear between knots, flat past the ends, blended with ``BLEND · σ(z)`` so
-      that it is strictly increasing everywhere."""
+      that it is strictly increasing everywhere.
+
+    A model of several treebanks may have one per treebank (``treebanks``, fitted on each one's dev), over the
+    model's own for the others (:meth:`for_treebank`)."""
 
     head_scale: float = 1.0
     head_shift: float = 0.0
     kind: str = PLATT
     knots: tuple[float, ...] = ()
     values: tuple[float, ...] = ()
+    treebanks: dict[str, Calibration] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, table: dict[str, Any] | None) -> Calibration:
         """The calibration of a ``config.json`` entry (``None``: the identity); a ``ModelError`` for one that is not
         a calibration of a known kind."""
         table = dict(table or {})
+        treebanks = table.pop("treebanks", None) or {}
+        if not isinstance(treebanks, dict):
+            raise ModelError("config.json: the calibration's treebanks must map each treebank to its calibration; "
+                             "fit them again with spandep calibrate MODEL DEV --treebank NAME --write")
         kind = table.pop("kind", PLATT)
         fields = {PLATT: {"head_scale", "head_shift"}, LOGIT_PLATT: {"head_scale", "head_shift"}, LOGIT_ISOTONIC: {"knots", "values"}}
         if kind not in fields or not set(table) <= fields[kind]:
             raise ModelError(f"config.json: the calibration {table | {'kind': kind}} is not one of the kinds {', '.join(KINDS)}; "
                              "fit one again with spandep calibrate MODEL DEV --write")
-        calibration = cls(kind=kind, **{k: tuple(map(float, v)) if isinstance(v, list) else float(v) for k, v in table.items()})
+        mine = {name: cls.from_dict(entry) for name, entry in treebanks.items()}
+        calibration = cls(kind=kind, treebanks=mine, **{k: tuple(map(float, v)) if isinstance(v, list) else float(v) for k, v in table.items()})
         if kind == LOGIT_PLATT and not calibration.head_scale > 0:
             raise ModelError(f"config.json: a logit-platt calibration needs a positive head_scale, not {calibration.head_scale}; "
                              "fit one again with spandep calibrate MODEL DEV --write")
@@ -133,11 +142,22 @@ class Calibration:
         return calibration
 
     def to_dict(self) -> dict[str, Any]:
+        mine = {"treebanks": {name: c.to_dict() for name, c in self.treebanks.items()}} if self.treebanks else {}
         if self.kind == PLATT:  # written as before the kinds, so older spandep reads it
-            return {"head_scale": self.head_scale, "head_shift": self.head_shift}
+            return {"head_scale": self.head_scale, "head_shift": self.head_shift, **mine}
         if self.kind == LOGIT_PLATT:
-            return {"kind": self.kind, "head_scale": self.head_scale, "head_shift": self.head_shift}
-        return {"kind": self.kind, "knots": list(self.knots), "values": list(self.values)}
+            return {"kind": self.kind, "head_scale": self.head_scale, "head_shift": self.head_shift, **mine}
+        return {"kind": self.kind, "knots": list(self.knots), "values": list(self.values), **mine}
+
+    def for_treebank(self, treebank: str | None) -> Calibration:
+        """The calibration of a parse as ``treebank`` (``None``: a model of one): its own where it has one."""
+        return self.treebanks.get(treebank, self) if treebank is not None else self
+
+    def with_treebank(self, treebank: str | None, calibration: Calibration) -> Calibration:
+        """This calibration with ``calibration`` for ``treebank`` (``None``: the model's own, its treebanks' kept)."""
+        if treebank is None:
+            return replace(calibration, treebanks=self.treebanks)
+        return replace(self, treebanks={**self.treebanks, treebank: calibration})
 
     def head_probs(self, raw: np.ndarray) -> np.ndarray:
         """Calibrated head probabilities from raw ones, any shape (the other kinds read their logits, which are
