@@ -33,9 +33,9 @@ OUT = RESULTS / "calibration"
 SCHEMA = "spandep-calibration/1"
 BEGIN, END = "<!-- calibration:begin -->", "<!-- calibration:end -->"
 HEADER = (
-    "| model | treebank | kind (dev's choice) | dev words | dev ECE raw → fitted | test words | test UAS | test head ECE raw → calibrated "
+    "| model | treebank | kind (dev's choice) | dev held-out log loss: logit-platt / logit-isotonic | dev words | dev ECE raw → fitted | test words | test UAS | test head ECE raw → calibrated "
     "| distinct / 1,000 words raw → calibrated | label ECE | head × label vs LAS ECE | results |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 )
 
 
@@ -102,6 +102,7 @@ def render() -> str:
         kind = t["calibration"].get("kind", "platt")
         cells = [
             f"`{name}`", str(t["treebank"]), kind if d is None else f"{kind} ({d['chosen']})",
+            "–" if d is None else " / ".join(f"{d['held_out'][k]['log_loss']:.4f}" for k in ("logit-platt", "logit-isotonic")),
             "–" if d is None else f"{d['words']:,}", "–" if d is None else f"{d['head_ece_raw']:.2f} → {d['head_ece_fitted']:.2f} %",
             f"{t['words']:,}", f"{t['uas']:.2f}", f"{t['head_ece_raw']:.2f} → **{t['head_ece']:.2f} %**",
             f"{t['distinct_per_1000_raw']:.0f} → {t['distinct_per_1000']:.0f}", f"{t['label_ece']:.2f} %", f"{t['las_ece']:.2f} %",
@@ -112,7 +113,7 @@ def render() -> str:
 
 
 def plot(names: list[str], out: Path) -> None:
-    """The test reliability diagram of ``names``' saved calibrations, from their results."""
+    """The test reliability diagram of ``names``' raw and calibrated head probabilities, from their results."""
     import numpy as np
 
     from spandep.data.output import write_bytes
@@ -120,8 +121,9 @@ def plot(names: list[str], out: Path) -> None:
 
     curves = {}
     for name in names:
-        r = json.loads((OUT / f"{name}.json").read_text(encoding="utf-8"))["reliability"]["calibrated"]
-        curves[name] = Reliability(*(np.array([np.nan if x is None else x for x in r[f]], dtype=np.float64) for f in ("counts", "confidence", "accuracy")))
+        for key, bins in json.loads((OUT / f"{name}.json").read_text(encoding="utf-8"))["reliability"].items():
+            columns = (np.array([np.nan if x is None else x for x in bins[f]], dtype=np.float64) for f in ("counts", "confidence", "accuracy"))
+            curves[f"{name}, {key}"] = Reliability(*columns)
     write_bytes(plot_reliability(curves, "head probability on test, calibrated on dev"), out)
     print(f"wrote {out}")
 

@@ -231,7 +231,7 @@ def plot_reliability(curves: dict[str, Reliability], title: str) -> bytes:
         used = r.counts > 0  # (bins,)
         ax.plot(r.confidence[used], r.accuracy[used], marker="o", label=f"{name} (ECE {100 * r.ece:.2f} %)")
     ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="mean confidence in bin", ylabel="accuracy in bin", title=title)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left", fontsize=7)
     fig.tight_layout()
     png = io.BytesIO()
     fig.savefig(png, format="png")
