@@ -17,7 +17,7 @@ import pytest
 from conftest import DEV, write_config
 from typer.testing import CliRunner
 
-from benchmarks.scripts.model_card import card_from_result
+from benchmarks.scripts.model_card import calibration_from_result, card_from_result
 from benchmarks.suite.systems import REPO, SHIPPED_PARSERS
 from spandep.cli.main import app
 from spandep.data.sentence import Sentence
@@ -105,7 +105,11 @@ def test_the_shipped_cards_are_their_benchmark_results():
         card = model.card()
         if card:
             result = json.loads((REPO / card["source"]["result"]).read_text(encoding="utf-8"))
+            calibration = card.pop("calibration", None)  # from benchmarks/scripts/calibration_table.py
             assert card_from_result(result, card["source"]["result"]) == card, model.name
+            if calibration is not None:
+                source = calibration["source"]["result"]
+                assert calibration_from_result(json.loads((REPO / source).read_text(encoding="utf-8")), source) == calibration
     assert default_model().card()
 
 

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from spandep.cli.main import app
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence, Token
-from spandep.evaluation.calibration import expected_calibration_error, fit_platt, reliability
+from spandep.evaluation.calibration import expected_calibration_error, fit_logit_platt, reliability
 from spandep.models.base import Parse
 from spandep.models.confidence import ArcScores, Calibration
 from spandep.models.heads import IGNORE, HeadInput
@@ -198,10 +198,10 @@ def test_platt_scaling_fixes_an_over_and_underconfident_model() -> None:
     raw = rng.uniform(0.0, 1.0, 5000)  # (N,)
     truth = 1 / (1 + np.exp(-(0.5 * np.log(raw / (1 - raw)) + 1.0)))  # (N,): the real chance, flatter and higher
     right = rng.random(5000) < truth  # (N,)
-    fitted = fit_platt(raw, right)
+    fitted = fit_logit_platt(np.log(raw / (1 - raw)), right)
     assert fitted.head_scale == pytest.approx(0.5, abs=0.1) and fitted.head_shift == pytest.approx(1.0, abs=0.15)
     assert expected_calibration_error(fitted.head_probs(raw), right) < 0.02 < expected_calibration_error(raw, right)
-    assert fit_platt([0.9, 0.9, 0.2], [True, True, True]).head_shift < 50  # separable: finite
+    assert fit_logit_platt(np.array([2.2, 2.2, -1.4]), np.ones(3, bool)).head_shift < 50  # separable: finite
 
 
 # ------------------------------------------------------------------------------------------ end to end
@@ -257,7 +257,7 @@ def test_calibrate_fits_and_saves_the_calibration(annotated) -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(result.output.splitlines()[0])
     assert 0 <= report["head_ece_fitted"] <= 100 and report["words"] == sum(map(len, read_conllu(DEV)))
-    assert load_model(folder).calibration.to_dict() == {"head_scale": report["head_scale"], "head_shift": report["head_shift"]}
+    assert load_model(folder).calibration.to_dict() == report["calibration"]
 
 
 def test_calibrate_plot_without_matplotlib_is_an_option_error_before_parsing(annotated, monkeypatch) -> None:

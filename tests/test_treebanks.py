@@ -114,8 +114,21 @@ def test_loading_asks_for_one_of_the_models_treebanks(joint: Path) -> None:
     assert result.exit_code == 2 and "choose one with treebank=" in result.output and result.output.count("\n") == 1
     result = runner.invoke(app, ["parse", str(DEV), "--model", str(joint / "model"), "--treebank", "a", "-o", "-"])
     assert result.exit_code == 0, result.output
-    result = runner.invoke(app, ["calibrate", str(joint / "model"), str(DEV)])  # one mapping for all treebanks: not yet
-    assert result.exit_code == 2 and "trained on several treebanks (a, b) and calibrate does not handle one yet" in result.output
+    result = runner.invoke(app, ["calibrate", str(joint / "model"), str(DEV)])  # one mapping per treebank, on its dev
+    assert result.exit_code == 2 and "several treebanks (a, b): name the one DEV belongs to with --treebank NAME" in result.output
+
+
+def test_each_treebank_is_calibrated_on_its_own_dev(joint: Path, tmp_path: Path) -> None:
+    shutil.copytree(joint / "model", tmp_path / "model")
+    gold = list(read_conllu(DEV))
+    probs = lambda tb: [w.head_prob for s in parse_stream(load_model(tmp_path / "model"), gold, InferenceOptions(treebank=tb)) for w in s.words]  # noqa: E731
+    before = {tb: probs(tb) for tb in ("a", "b")}
+    result = runner.invoke(app, ["calibrate", str(tmp_path / "model"), str(DEV), "--treebank", "a", "--write"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output.splitlines()[0])
+    saved = load_model(tmp_path / "model").calibration
+    assert report["treebank"] == "a" and saved.to_dict()["treebanks"] == {"a": report["calibration"]}
+    assert probs("b") == before["b"] and probs("a") != before["a"]  # b keeps the model's own (the identity here)
 
 
 def test_a_compact_export_carries_the_treebanks_and_their_tokenizers(joint: Path, tmp_path: Path) -> None:

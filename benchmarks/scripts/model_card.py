@@ -2,9 +2,13 @@
 
     .venv/bin/python -m benchmarks.scripts.model_card benchmarks/results/en_ewt__span-minilm-default-dp.json \\
         src/spandep/resources/default_model
+    .venv/bin/python -m benchmarks.scripts.model_card benchmarks/results/calibration/en.json src/spandep/resources/default_model
 
-The result must be one of the model itself (its ``model`` field names the folder): the card copies its test scores
-and parse speed with the machine, command, commit and date they were measured with, so no figure is typed by hand.
+The result must be one of the model itself (its ``model`` or ``folder`` field names the folder): the card copies its
+test scores and parse speed with the machine, command, commit and date they were measured with, so no figure is
+typed by hand. A calibration result (``benchmarks/scripts/calibration_table.py measure``) sets the card's
+``calibration`` (test head-probability ECE, distinct values per 1,000 words) and keeps the rest; a suite result
+keeps the card's ``calibration``.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from benchmarks.suite.systems import REPO
 from spandep.storage.catalogue import card_file
 
 CARD_SCHEMA = "spandep-card/1"
+CALIBRATION_SCHEMA = "spandep-calibration/1"  # benchmarks/scripts/calibration_table.py
 
 
 def card_from_result(result: dict[str, Any], source: str) -> dict[str, Any]:
@@ -41,6 +46,15 @@ def card_from_result(result: dict[str, Any], source: str) -> dict[str, Any]:
     }
 
 
+def calibration_from_result(result: dict[str, Any], source: str) -> dict[str, Any]:
+    """The card's ``calibration`` from a ``spandep-calibration/1`` test result read from ``source``."""
+    return {
+        "kind": result["calibration"].get("kind", "platt"), "treebank": result["treebank"], "split": "test", "words": result["words"],
+        **{key: result[key] for key in ("head_ece_raw", "head_ece", "distinct_per_1000", "label_ece", "las_ece")},
+        "source": {"result": source, "command": result["command"], "git_commit": result["git_commit"], "cpu": result["machine"]["cpu"]},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("result", type=Path, help="benchmarks/results/<dataset>__<system>.json of the model")
@@ -49,11 +63,16 @@ def main() -> None:
                         "(writes card-<treebank>.json, read by the catalogue names with that model_treebank)")
     args = parser.parse_args()
     result = json.loads(args.result.read_text(encoding="utf-8"))
-    if (REPO / result["model"]).resolve() != args.model.resolve():
-        raise SystemExit(f"{args.result} measured {result['model']}, not {args.model}")
+    calibrated = result.get("schema") == CALIBRATION_SCHEMA
+    if (REPO / result["folder" if calibrated else "model"]).resolve() != args.model.resolve():
+        raise SystemExit(f"{args.result} measured {result['folder' if calibrated else 'model']}, not {args.model}")
     source = str(args.result.resolve().relative_to(REPO))
-    card = card_from_result(result, source)
     path = args.model / card_file(args.treebank)
+    old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if calibrated:
+        card = {**old, "calibration": calibration_from_result(result, source)}
+    else:
+        card = {**card_from_result(result, source), **({"calibration": old["calibration"]} if "calibration" in old else {})}
     write_json(path, card)
     print(f"wrote {path}")
 

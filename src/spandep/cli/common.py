@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from spandep.tokenization.text import Tokenizer
 
 __all__ = [
-    "BATCH_TOKENS", "DEVICE", "THREADS", "bound", "check_input", "check_model_options", "check_one_treebank", "check_options",
+    "BATCH_TOKENS", "DEVICE", "THREADS", "bound", "check_input", "check_model_options", "check_options",
     "error_message", "handle_errors", "inference_options", "load_pipeline", "text_tokenizer",
 ]
 
@@ -96,16 +96,6 @@ def inference_options(
             option, message = f"--{name.replace('_', '-')}", str(exc)
             raise OptionError(option + message[len(name):] if message.startswith(f"{name} ") else f"{option}: {message}") from None
     return InferenceOptions(decoder=decoder, k=k, lam=lam, batch_tokens=batch_tokens, treebank=treebank)
-
-
-def check_one_treebank(model: Parser, command: str) -> None:
-    """An :class:`OptionError` for a model of several treebanks, which ``command`` (saving one setting or mapping for
-    the whole model) does not handle yet."""
-    if model.treebanks is not None:
-        raise OptionError(
-            f"MODEL is trained on several treebanks ({', '.join(model.treebanks.names)}) and {command} does not handle "
-            "one yet; score each treebank's dev with spandep parse --treebank NAME and spandep evaluate"
-        )
 
 
 def check_model_options(model: Parser, options: InferenceOptions, option: str = "") -> None:

@@ -33,13 +33,14 @@ def base_status(alias: str) -> str:
 def model_row(model: ShippedModel, default: str) -> dict[str, Any]:
     """One model's line of the listing (``--json``); figures are ``None`` where the card has none."""
     card = model.card()
-    test, speed = card.get("test", {}), card.get("speed", {})
+    test, speed, calibration = card.get("test", {}), card.get("speed", {}), card.get("calibration", {})
     base = model.base()
     return {
         "name": model.name, "default": model.name == default, "language": model.language, "treebank": model.treebank,
         "note": model.note, "folder": str(model.folder), "size_mb": round(model.size() / 1e6, 1),
         "base": base, "base_status": base_status(base),
         "test_treebank": test.get("treebank"), "UAS": test.get("UAS_nopunct"), "LAS": test.get("LAS_nopunct"),
+        "head_ECE": calibration.get("head_ece"), "confidence_values_per_1000": calibration.get("distinct_per_1000"),
         "words_per_s": speed.get("words_per_s"), "speed_threads": speed.get("threads"), "speed_cpu": speed.get("cpu"),
         "figures_from": card.get("source", {}).get("result"),
     }
@@ -49,16 +50,18 @@ def _cells(row: dict[str, Any]) -> list[str]:
     accuracy = f"{row['UAS']:.2f} / {row['LAS']:.2f}" if row["UAS"] is not None else NONE
     speed = f"{row['words_per_s']:,.0f} ({row['speed_threads']} thr)" if row["words_per_s"] is not None else NONE
     name = row["name"] + (" *" if row["default"] else "")
-    return [name, row["language"], row["treebank"], f"{row['size_mb']:.1f} MB", f"{row['base']} ({row['base_status']})", accuracy, speed]
+    ece = f"{row['head_ECE']:.2f} %" if row["head_ECE"] is not None else NONE
+    return [name, row["language"], row["treebank"], f"{row['size_mb']:.1f} MB", f"{row['base']} ({row['base_status']})", accuracy, ece, speed]
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:
     """The listing as aligned plain-text columns, with a line saying what the figures are."""
-    header = ["name", "language", "treebank", "size", "base encoder", "test UAS / LAS", "words/s (CPU)"]
+    header = ["name", "language", "treebank", "size", "base encoder", "test UAS / LAS", "head ECE", "words/s (CPU)"]
     lines = [header, *(_cells(r) for r in rows)]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
-    text.append(f"* the default. UAS / LAS without punctuation on the test set; {NONE}: not measured yet "
+    text.append(f"* the default. UAS / LAS without punctuation on the test set; head ECE: the expected calibration error of "
+                f"head probabilities on the test set, calibrated on dev; {NONE}: not measured yet "
                 "(figures and commands: each model's card.json). `make models` installs every base encoder.")
     return "\n".join(text)
 

@@ -2,9 +2,11 @@
 
 A confidence ``p`` is calibrated when, among the words given ``p``, a share ``p`` is right. Words are put in
 ``BINS`` equal-width bins of confidence; ``ECE = Σ_b (n_b / N) · |accuracy_b − mean confidence_b|`` (Guo et al.,
-2017). The head probabilities' mapping (``models/confidence.Calibration``, Platt scaling) is fitted on dev: the
-logistic regression of "the chosen head is right" on the raw probability's logit (Newton's method; decoding does not
-depend on it, so one parse serves the fit).
+2017). The head probabilities' mapping (``models/confidence.Calibration``) is fitted on dev over the raw
+probability's logit read in log space, so that it keeps the words' ranking and never saturates: Platt scaling of the
+logit (``logit-platt``) or centred isotonic regression (``logit-isotonic``), whichever has the lower log loss fitted
+on one half of dev's sentences and measured on the other (:func:`choose_kind`); decoding does not depend on it, so
+one parse serves the fit. docs/heads.md ("Confidence") says why.
 """
 
 from __future__ import annotations
@@ -15,13 +17,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from spandep.models.confidence import Calibration, logit, sigmoid
+from spandep.data.sentence import Sentence
+from spandep.data.writers import DIGITS
+from spandep.models.base import Parse
+from spandep.models.confidence import LOGIT_ISOTONIC, LOGIT_PLATT, Calibration, sigmoid
 
-__all__ = ["BINS", "Reliability", "expected_calibration_error", "fit_platt", "plot_reliability", "reliability"]
+__all__ = [
+    "BINS", "FITS", "Choice", "Reliability", "WordScores", "choose_kind", "distinct_per_thousand", "expected_calibration_error", "fit_isotonic",
+    "fit_logit_platt", "log_loss", "plot_reliability", "reliability",
+]
 
 BINS = 10
 NEWTON_STEPS = 100
 RIDGE = 1e-3
+LOSS_EPS = 1e-6  # log loss clipping
+MIN_SCALE = 1e-3  # the smallest logit-platt scale: the mapping stays increasing
+VALUE_EPS = 1e-3  # the lowest and highest probability an isotonic mapping gives
 
 
 @dataclass(frozen=True)
@@ -41,6 +52,53 @@ class Reliability:
         return float((self.counts[used] * gaps).sum() / max(int(self.counts.sum()), 1))
 
 
+@dataclass(frozen=True)
+class WordScores:
+    """The words of a parsed gold file that have scores, in order (``N`` words): the raw head probability ``raw`` and
+    its logit ``z`` (log space), the probability ``saved`` of the model's own calibration, the label probability
+    ``label``, whether the head and the head and label are right, and each word's ``sentence`` number; ``skipped``:
+    the sentences parsed without scores."""
+
+    raw: np.ndarray  # (N,)
+    z: np.ndarray  # (N,)
+    saved: np.ndarray  # (N,)
+    label: np.ndarray  # (N,)
+    head_right: np.ndarray  # (N,)
+    label_right: np.ndarray  # (N,)
+    sentence: np.ndarray  # (N,)
+    skipped: int
+
+    @classmethod
+    def read(cls, gold: Sequence[Sentence], parses: Sequence[Parse], calibration: Calibration) -> WordScores:
+        """The scores of ``parses`` of the ``gold`` sentences, with the model's ``calibration``."""
+        kept = [(i, g, p, np.asarray(p.heads, dtype=np.int64)) for i, (g, p) in enumerate(zip(gold, parses)) if p.scores is not None and p.heads]
+        head_right = [h == np.asarray(g.heads) for _, g, _, h in kept]  # (n,) each
+        return cls(
+            raw=np.concatenate([p.scores.head_probs(h) for _, _, p, h in kept]),  # type: ignore[union-attr]  # (N,)
+            z=np.concatenate([p.scores.head_logits(h) for _, _, p, h in kept]),  # type: ignore[union-attr]  # (N,)
+            saved=np.concatenate([calibration.head_probs_at(p.scores, h) for _, _, p, h in kept]),  # type: ignore[arg-type]  # (N,)
+            label=np.concatenate([p.scores.label_probs for _, _, p, _ in kept]),  # type: ignore[union-attr]  # (N,)
+            head_right=np.concatenate(head_right),  # (N,)
+            label_right=np.concatenate([r & np.equal(p.labels, g.deprels) for r, (_, g, p, _) in zip(head_right, kept)]),  # (N,)
+            sentence=np.concatenate([np.full(len(h), i) for i, _, _, h in kept]),  # (N,)
+            skipped=len(gold) - len(kept),
+        )
+
+    def report(self, head: np.ndarray | None = None) -> dict[str, float]:
+        """The figures of these words, in %: UAS, the head ECE of the raw probabilities and of ``head (N,)`` (the
+        saved calibration's when ``None``), the fewest distinct values among 1,000 consecutive words of each, the
+        ECE of label probabilities (words with the right head) and of head × label probability against LAS."""
+        head = self.saved if head is None else head
+        right = self.head_right
+        return {
+            "words": int(right.size), "sentences_without_scores": self.skipped, "uas": round(100 * float(right.mean()), 2),
+            "head_ece_raw": round(100 * reliability(self.raw, right).ece, 2), "head_ece": round(100 * reliability(head, right).ece, 2),
+            "distinct_per_1000_raw": distinct_per_thousand(self.raw), "distinct_per_1000": distinct_per_thousand(head),
+            "label_ece": round(100 * reliability(self.label[right], self.label_right[right]).ece, 2),
+            "las_ece": round(100 * reliability(head * self.label, self.label_right).ece, 2),
+        }
+
+
 def reliability(confidence: Sequence[float] | np.ndarray, correct: Sequence[bool] | np.ndarray, bins: int = BINS) -> Reliability:
     """The reliability bins of confidences in ``[0, 1]`` and whether each prediction was right."""
     p = np.asarray(confidence, dtype=np.float64)  # (N,)
@@ -57,21 +115,38 @@ def expected_calibration_error(confidence: Sequence[float] | np.ndarray, correct
     return reliability(confidence, correct, bins).ece
 
 
-def fit_platt(raw: Sequence[float] | np.ndarray, correct: Sequence[bool] | np.ndarray) -> Calibration:
-    """The Platt scaling ``σ(a · logit(p) + b)`` of raw probabilities with the lowest log loss against ``correct``:
-    Newton's method from the identity, each step halved until the loss falls, with a small ridge so that separable
-    data stays finite."""
-    x = logit(np.asarray(raw, dtype=np.float64))  # (N,)
-    y = np.asarray(correct, dtype=np.float64)  # (N,)
-    design = np.stack([x, np.ones_like(x)], 1)  # (N, 2)
+def log_loss(confidence: np.ndarray, correct: np.ndarray) -> float:
+    """The mean negative log-likelihood of ``correct (N,)`` under ``confidence (N,)``, clipped to ``[LOSS_EPS, 1 −
+    LOSS_EPS]`` so that one confident mistake costs much but not infinitely."""
+    p = np.clip(confidence, LOSS_EPS, 1 - LOSS_EPS)  # (N,)
+    return float(-np.mean(np.where(correct, np.log(p), np.log1p(-p))))
+
+
+def distinct_per_thousand(confidence: np.ndarray, digits: int = DIGITS) -> float:
+    """The fewest distinct values, rounded to ``digits`` decimals as written out, among any 1,000 consecutive words
+    (chunks of 1,000 from the first; all of them when there are fewer)."""
+    rounded = np.round(np.asarray(confidence, dtype=np.float64), digits)  # (N,)
+    chunks = [rounded[i : i + 1000] for i in range(0, max(len(rounded) - 999, 1), 1000)]
+    return float(min(len(np.unique(c)) for c in chunks))
+
+
+def fit_logit_platt(z: np.ndarray, correct: np.ndarray) -> Calibration:
+    """The ``logit-platt`` mapping ``σ(a · z + b)`` of raw logits ``z (N,)`` with the lowest log loss against
+    ``correct (N,)`` over the words of finite ``z`` (an infinite logit carries no rank among its kind: it gets the
+    limit): Newton's method from the identity, each step halved until the loss falls, with a small ridge so that
+    separable data stays finite; a scale under ``MIN_SCALE`` (raw scores no better than chance) becomes
+    ``MIN_SCALE`` with the shift of the base rate, so the mapping stays strictly increasing."""
+    finite = np.isfinite(z)  # (N,)
+    x, y = np.asarray(z, dtype=np.float64)[finite], np.asarray(correct, dtype=np.float64)[finite]  # (M,) each
+    design = np.stack([x, np.ones_like(x)], 1)  # (M, 2)
 
     def loss(w: np.ndarray) -> float:
-        z = design @ w  # (N,)
-        return float((np.logaddexp(0.0, z) - y * z).sum() + RIDGE / 2 * w @ w)
+        s = design @ w  # (M,)
+        return float((np.logaddexp(0.0, s) - y * s).sum() + RIDGE / 2 * w @ w)
 
     w = np.array([1.0, 0.0])  # (2,)
     for _ in range(NEWTON_STEPS):
-        p = sigmoid(design @ w)  # (N,)
+        p = sigmoid(design @ w)  # (M,)
         gradient = design.T @ (p - y) + RIDGE * w  # (2,)
         hessian = (design * (p * (1 - p))[:, None]).T @ design + RIDGE * np.eye(2)  # (2, 2)
         step = np.linalg.solve(hessian, gradient)  # (2,)
@@ -81,7 +156,63 @@ def fit_platt(raw: Sequence[float] | np.ndarray, correct: Sequence[bool] | np.nd
         w = w - step
         if np.abs(step).max() < 1e-10:
             break
-    return Calibration(head_scale=float(w[0]), head_shift=float(w[1]))
+    if w[0] < MIN_SCALE:  # scores no better than chance: nearly the base rate, still increasing
+        base = np.clip(y.mean() if y.size else 0.5, LOSS_EPS, 1 - LOSS_EPS)
+        w = np.array([MIN_SCALE, np.log(base) - np.log1p(-base) - MIN_SCALE * (x.mean() if x.size else 0.0)])  # (2,)
+    return Calibration(head_scale=float(w[0]), head_shift=float(w[1]), kind=LOGIT_PLATT)
+
+
+def fit_isotonic(z: np.ndarray, correct: np.ndarray) -> Calibration:
+    """The ``logit-isotonic`` mapping of raw logits ``z (N,)`` against ``correct (N,)``: centred isotonic
+    regression (Oron and Flournoy, 2017): the pool-adjacent-violators blocks over ``z`` sorted (equal ``z`` pooled
+    first), one knot per block at its mean ``z`` (infinite ones counted at the finite ends) with its accuracy, kept
+    only where both rise strictly, the values clipped to ``[VALUE_EPS, 1 − VALUE_EPS]``."""
+    z = np.asarray(z, dtype=np.float64)  # (N,)
+    finite = z[np.isfinite(z)]  # (M,)
+    ends = (finite.min(), finite.max()) if finite.size else (0.0, 0.0)
+    at, where = np.unique(np.clip(z, *ends), return_inverse=True)  # (U,), (N,): equal logits pooled
+    weight = np.bincount(where, minlength=len(at)).astype(np.float64)  # (U,)
+    right = np.bincount(where, weights=np.asarray(correct, dtype=np.float64), minlength=len(at))  # (U,)
+    blocks: list[list[float]] = []  # [weight, right, Σ weight · z] per block, accuracies strictly increasing
+    for w, r, x in zip(weight.tolist(), right.tolist(), at.tolist()):
+        blocks.append([w, r, w * x])
+        while len(blocks) > 1 and blocks[-2][1] / blocks[-2][0] >= blocks[-1][1] / blocks[-1][0]:
+            last = blocks.pop()
+            blocks[-1] = [a + b for a, b in zip(blocks[-1], last)]
+    knots, values = [], []
+    for w, r, wx in blocks:
+        knot, value = wx / w, float(np.clip(r / w, VALUE_EPS, 1 - VALUE_EPS))
+        if not knots or (knot > knots[-1] and value > values[-1]):
+            knots.append(knot)
+            values.append(value)
+    return Calibration(kind=LOGIT_ISOTONIC, knots=tuple(knots), values=tuple(values))
+
+
+FITS = {LOGIT_PLATT: fit_logit_platt, LOGIT_ISOTONIC: fit_isotonic}  # the kinds spandep calibrate chooses among
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The kind chosen on dev, by the lowest log loss of a mapping fitted on one half of dev's sentences and
+    measured on the other (both ways round, summed), and each kind's ``held_out`` figures (log loss, ECE %)."""
+
+    kind: str
+    held_out: dict[str, dict[str, float]]
+
+
+def choose_kind(z: np.ndarray, correct: np.ndarray, sentence: np.ndarray) -> Choice:
+    """Choose among :data:`FITS` for raw logits ``z (N,)``, ``correct (N,)`` and each word's sentence number
+    ``sentence (N,)`` (the halves: even and odd sentences)."""
+    half = sentence % 2 == 0  # (N,)
+    held_out = {}
+    for kind, fit in FITS.items():
+        losses, eces = [], []
+        for train in (half, ~half):
+            mapped = fit(z[train], correct[train]).from_logits(z[~train])  # (N - |train|,)
+            losses.append(log_loss(mapped, correct[~train]) * (~train).sum())
+            eces.append(reliability(mapped, correct[~train]).ece * (~train).sum())
+        held_out[kind] = {"log_loss": round(float(sum(losses)) / len(z), 5), "ece": round(100 * float(sum(eces)) / len(z), 2)}
+    return Choice(min(held_out, key=lambda k: held_out[k]["log_loss"]), held_out)
 
 
 def plot_reliability(curves: dict[str, Reliability], title: str) -> bytes:
@@ -100,7 +231,7 @@ def plot_reliability(curves: dict[str, Reliability], title: str) -> bytes:
         used = r.counts > 0  # (bins,)
         ax.plot(r.confidence[used], r.accuracy[used], marker="o", label=f"{name} (ECE {100 * r.ece:.2f} %)")
     ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="mean confidence in bin", ylabel="accuracy in bin", title=title)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left", fontsize=7)
     fig.tight_layout()
     png = io.BytesIO()
     fig.savefig(png, format="png")

@@ -1,0 +1,152 @@
+"""Calibration of every shipped model: fit on dev, measure on test, the table and the reliability diagram.
+
+    .venv/bin/python -m benchmarks.scripts.calibration_table calibrate fr     # spandep calibrate FOLDER DEV --write
+    .venv/bin/python -m benchmarks.scripts.calibration_table measure fr       # the test split with the saved mapping
+    .venv/bin/python -m benchmarks.scripts.calibration_table table --doc BENCHMARKS.md
+    .venv/bin/python -m benchmarks.scripts.calibration_table plot en fr ru --out docs/reliability-shipped-test.png
+
+``calibrate NAME`` runs ``spandep calibrate`` on the dev split of the catalogue model's treebank (``DATASETS`` of
+``benchmarks.suite.systems``) with ``--write`` and keeps its report, stamped, as
+``results/calibration/<name>.dev.json``; ``measure NAME`` parses the test split with one torch thread and writes
+``results/calibration/<name>.json`` (schema ``spandep-calibration/1``: the command, the machine, the checkout, the
+saved calibration, the figures of ``WordScores.report`` and the reliability bins before and after); ``table``
+renders both per model (``--doc``: between ``<!-- calibration:begin -->`` and ``<!-- calibration:end -->``);
+``plot`` draws the test reliability of the models named from their results (needs matplotlib).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from benchmarks.suite.record import portable_path, stamp, write_json
+from benchmarks.suite.report import print_or_replace
+from benchmarks.suite.systems import DATASETS, REPO, RESULTS
+from spandep.storage.catalogue import ShippedModel, read_catalogue
+
+OUT = RESULTS / "calibration"
+SCHEMA = "spandep-calibration/1"
+BEGIN, END = "<!-- calibration:begin -->", "<!-- calibration:end -->"
+HEADER = (
+    "| model | treebank | kind (dev's choice) | dev held-out log loss: logit-platt / logit-isotonic | dev words | dev ECE raw → fitted | test words | test UAS | test head ECE raw → calibrated "
+    "| distinct / 1,000 words raw → calibrated | label ECE | head × label vs LAS ECE | results |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+)
+
+
+def model_named(name: str) -> ShippedModel:
+    models = read_catalogue()[1]
+    if name not in models or not models[name].installed():
+        raise SystemExit(f"{name}: not an installed shipped model ({', '.join(m for m in models if models[m].installed())})")
+    return models[name]
+
+
+def command_line() -> str:
+    return "python -m benchmarks.scripts.calibration_table " + shlex.join(sys.argv[1:])
+
+
+def calibrate(name: str) -> None:
+    """``spandep calibrate`` on the model's dev split with ``--write``, its report kept."""
+    model = model_named(name)
+    dev = DATASETS[str(model.code)].dev
+    run = [sys.executable, "-m", "spandep", "calibrate", portable_path(model.folder), portable_path(dev), "--threads", "1", "--write"]
+    done = subprocess.run(run, cwd=REPO, capture_output=True, text=True, check=True)
+    report = json.loads(done.stdout.splitlines()[0])
+    path = OUT / f"{name}.dev.json"
+    write_json(path, stamp(report, SCHEMA, "python -m spandep " + shlex.join(run[3:])))
+    print(f"wrote {path.relative_to(REPO)}: dev head ECE {report['head_ece_raw']} → {report['head_ece_fitted']} % ({report['kind']})")
+
+
+def measure(name: str) -> None:
+    """The test figures of the model with its saved calibration (one torch thread)."""
+    import torch
+
+    from spandep.api import ModelSpec
+    from spandep.data.conllu import read_conllu
+    from spandep.evaluation.calibration import WordScores, reliability
+    from spandep.pipeline.long import parse_sentences
+
+    torch.set_num_threads(1)
+    model = model_named(name)
+    test = DATASETS[str(model.code)].test
+    spec = ModelSpec.resolve(name, threads=1)
+    parser = spec.load_model()
+    gold = list(read_conllu(test))
+    words = WordScores.read(gold, parse_sentences(parser, gold, spec.options), parser.calibration)
+    bins = {key: reliability(p, words.head_right) for key, p in (("raw", words.raw), ("calibrated", words.saved))}
+    result = {
+        "model": name, "folder": portable_path(model.folder), "treebank": model.code, "test": portable_path(test),
+        "calibration": parser.calibration.to_dict(), **words.report(),
+        "reliability": {key: {f: [None if x != x else round(float(x), 6) for x in getattr(r, f)] for f in ("counts", "confidence", "accuracy")}
+                        for key, r in bins.items()},
+    }
+    path = OUT / f"{name}.json"
+    write_json(path, stamp(result, SCHEMA, command_line()))
+    print(f"wrote {path.relative_to(REPO)}: test head ECE {result['head_ece_raw']} → {result['head_ece']} %")
+
+
+def render() -> str:
+    """The table, in the catalogue's order, of the models with a test result."""
+    lines = []
+    for name in read_catalogue()[1]:
+        test_file, dev_file = OUT / f"{name}.json", OUT / f"{name}.dev.json"
+        if not test_file.is_file():
+            continue
+        t = json.loads(test_file.read_text(encoding="utf-8"))
+        d = json.loads(dev_file.read_text(encoding="utf-8")) if dev_file.is_file() else None
+        kind = t["calibration"].get("kind", "platt")
+        cells = [
+            f"`{name}`", str(t["treebank"]), kind if d is None else f"{kind} ({d['chosen']})",
+            "–" if d is None else " / ".join(f"{d['held_out'][k]['log_loss']:.4f}" for k in ("logit-platt", "logit-isotonic")),
+            "–" if d is None else f"{d['words']:,}", "–" if d is None else f"{d['head_ece_raw']:.2f} → {d['head_ece_fitted']:.2f} %",
+            f"{t['words']:,}", f"{t['uas']:.2f}", f"{t['head_ece_raw']:.2f} → **{t['head_ece']:.2f} %**",
+            f"{t['distinct_per_1000_raw']:.0f} → {t['distinct_per_1000']:.0f}", f"{t['label_ece']:.2f} %", f"{t['las_ece']:.2f} %",
+            ", ".join(f"`{portable_path(f)}`" for f in (dev_file, test_file) if f.is_file()),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return HEADER + "\n".join(lines) + "\n"
+
+
+def plot(names: list[str], out: Path) -> None:
+    """The test reliability diagram of ``names``' raw and calibrated head probabilities, from their results."""
+    import numpy as np
+
+    from spandep.data.output import write_bytes
+    from spandep.evaluation.calibration import Reliability, plot_reliability
+
+    curves = {}
+    for name in names:
+        for key, bins in json.loads((OUT / f"{name}.json").read_text(encoding="utf-8"))["reliability"].items():
+            columns = (np.array([np.nan if x is None else x for x in bins[f]], dtype=np.float64) for f in ("counts", "confidence", "accuracy"))
+            curves[f"{name}, {key}"] = Reliability(*columns)
+    write_bytes(plot_reliability(curves, "head probability on test, calibrated on dev"), out)
+    print(f"wrote {out}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="step", required=True)
+    for step in ("calibrate", "measure"):
+        sub.add_parser(step).add_argument("name", help="a shipped model's name (spandep models)")
+    sub.add_parser("table").add_argument("--doc", type=Path, help=f"write the table between {BEGIN} and {END} of this file")
+    drawing = sub.add_parser("plot")
+    drawing.add_argument("names", nargs="+")
+    drawing.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    if args.step == "calibrate":
+        calibrate(args.name)
+    elif args.step == "measure":
+        measure(args.name)
+    elif args.step == "table":
+        print_or_replace(render(), args.doc, BEGIN, END, "the calibration table")
+    else:
+        plot(args.names, args.out)
+
+
+if __name__ == "__main__":
+    main()
