@@ -15,17 +15,27 @@ from spandep.options import InferenceOptions
 from spandep.storage.model_io import load_model, save_model
 from spandep.training.heads import HeadsSettings, HeadsTrainer
 from spandep.training.trainer import read_treebank
-from tests.conftest import DEV, TRAIN
+from tests.conftest import DEV, TINY_SPAN, TRAIN, write_config
+
+HEADS = (  # every head, FEATS conditioned on UPOS (the columns path), matrices big enough for int8
+    "\n[heads.upos]\ncasing = 4\n\n[heads.xpos]\n\n[heads.feats]\nupos_embed = 4\nhidden = 16\n"
+    "\n[heads.lemma]\ncasing = 4\nsuffix = 8\nhidden = 16\n"
+)
 
 runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def compact_span(tiny_models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny span model stored compact with every matrix in int8, as the shipped models are."""
-    folder = tmp_path_factory.mktemp("compact") / "span"
-    save_model(load_model(tiny_models["span"], merge_adapter=False), folder, compact=True, int8="all")
-    return folder
+def compact_span(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny span model with every head (one epoch), stored compact with every matrix in int8 as the shipped models
+    are."""
+    from spandep.training.config import load_config
+    from spandep.training.trainer import Trainer
+
+    root = tmp_path_factory.mktemp("heads_model")
+    Trainer(load_config(write_config(root / "span.toml", root / "run", "bilstm", model=TINY_SPAN + HEADS, epochs=1))).run()
+    save_model(load_model(root / "run" / "model", merge_adapter=False), root / "span", compact=True, int8="all")
+    return root / "span"
 
 
 def run(model: Path, out: Path, **settings: object) -> dict:

@@ -106,7 +106,7 @@ class VectorCache:
         x = torch.zeros(len(idx), width, self.vectors.shape[1])  # (batch, 1 + n, width)
         mask = torch.zeros(len(idx), width, dtype=torch.bool)  # (batch, 1 + n)
         for b, i in enumerate(idx):
-            x[b, : self.lengths[i]] = torch.from_numpy(np.asarray(self.vectors[self.offsets[i] : self.offsets[i + 1]]))  # (1 + n_i, width)
+            x[b, : self.lengths[i]] = torch.from_numpy(np.array(self.vectors[self.offsets[i] : self.offsets[i + 1]]))  # (1 + n_i, width)
             mask[b, : self.lengths[i]] = True
         return x, mask
 
@@ -172,7 +172,7 @@ class HeadsTrainer:
     def _start(self, best: dict[str, torch.Tensor]) -> dict[str, Any]:
         """Epoch 0: the input's weights, scored on dev; each head's best so far."""
         scores = self.dev_scores()
-        best.update(self.model.heads.state_dict())
+        best.update({k: v for k, v in self.stored.items() if k.startswith(PREFIX)})
         self._log(f"epoch 0 (input) {self._figures(scores)}")
         return {"step": 0, "epoch": 0, "best": {name: {"epoch": 0, "score": s} for name, s in scores.items()}, "history": [{"epoch": 0, **scores}]}
 
@@ -187,21 +187,26 @@ class HeadsTrainer:
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()  # type: ignore[union-attr]
             self.optimizer.step()
-            total += float(loss)
+            total += float(loss.detach())  # type: ignore[union-attr]
             state["step"] += 1
         state["epoch"] += 1
         trained = {k: v.clone() for k, v in self.model.heads.state_dict().items()}
-        self.model.heads.load_state_dict(loaded_form(stored_form(trained, self.compact), self.compact))
+        stored = stored_form({PREFIX + k: v for k, v in trained.items()}, self.compact)
+        self._load_heads(stored)
         scores = self.dev_scores()
         chosen = []
         for name, score in scores.items():
             if score > state["best"][name]["score"]:
                 state["best"][name] = {"epoch": state["epoch"], "score": score}
-                best.update({k: v.clone() for k, v in self.model.heads.state_dict().items() if k.startswith(f"{name}.")})
+                best.update({k: v for k, v in stored.items() if k.startswith(f"{PREFIX}{name}.")})
                 chosen.append(name)
         self.model.heads.load_state_dict(trained)
         state["history"].append({"epoch": state["epoch"], "loss": round(total / max(1, len(batches)), 4), **scores})
         self._log(f"epoch {state['epoch']} loss {total / max(1, len(batches)):.4f} {self._figures(scores)}" + (f" best: {', '.join(chosen)}" if chosen else ""))
+
+    def _load_heads(self, stored: dict[str, torch.Tensor]) -> None:
+        """The heads' weights from their stored form (``PREFIX`` keys), as loading the saved model reads them."""
+        self.model.heads.load_state_dict({k.removeprefix(PREFIX): v for k, v in loaded_form(stored, self.compact).items()})
 
     def dev_scores(self) -> dict[str, float]:
         """Per head, the percentage of dev words whose predicted column equals the gold one (the heads as they are
@@ -241,13 +246,10 @@ class HeadsTrainer:
         return batch
 
     def _finish(self, state: dict[str, Any], best: dict[str, torch.Tensor]) -> dict[str, Any]:
-        """Each head at its best epoch: scored on dev together, written to ``output/model``."""
-        self.model.heads.load_state_dict(best)
-        new = stored_form({PREFIX + k: v for k, v in best.items()}, self.compact)
-        kept = {name for name, b in state["best"].items() if b["epoch"] == 0}
-        tensors = {k: v for k, v in self.stored.items() if not k.startswith(PREFIX) or k.split(".")[1] in kept}
-        tensors |= {k: v for k, v in new.items() if k.split(".")[1] not in kept}
-        self.model.heads.load_state_dict({k.removeprefix(PREFIX): v for k, v in loaded_form(tensors, self.compact).items() if k.startswith(PREFIX)})
+        """Each head at its best epoch (as stored: a head that keeps epoch 0 keeps the input's bytes), scored on dev
+        together, written to ``output/model`` beside the input's other tensors."""
+        tensors = {k: v for k, v in self.stored.items() if not k.startswith(PREFIX)} | best
+        self._load_heads(best)
         after = self.dev_scores()
         record = {
             "settings": asdict(self.settings), "chosen_epochs": {n: b["epoch"] for n, b in state["best"].items()},
