@@ -66,6 +66,7 @@ LIMITS: dict[str, Limit] = {
         Limit("tokenizer_window", Range(1, 100_000), "spandep train-tokenizer --window: characters per training piece"),
         Limit("tokenizer_batch", Range(1, 100_000), "spandep train-tokenizer --batch-size: pieces per batch"),
         Limit("tokenizer_lr", Range(0, 10, integer=False, open_low=True), "spandep train-tokenizer --lr"),
+        Limit("heads_lr", Range(0, 10, integer=False, open_low=True), "spandep train-heads --lr"),
         Limit("seed", Range(0, 4_294_967_295), "random seeds (spandep train-tokenizer --seed): what numpy takes"),
         # the Python API and the integrations (spandep.load(threads=), Pipeline.pipe, Ray's parse_dataset)
         Limit("pipe_batch", Range(1, 100_000), "items read and parsed together by Pipeline.pipe (batch_size) and by a Ray actor (batch_size)"),

@@ -35,6 +35,7 @@ from spandep.cli.parse import parse
 from spandep.cli.serve import serve
 from spandep.cli.train import train
 from spandep.cli.train_tokenizer import train_tokenizer
+from spandep.cli.train_heads import train_heads
 from spandep.cli.tune import tune
 
 
@@ -116,6 +117,7 @@ app.command("convert-e5")(convert_e5)
 app.command()(models)
 app.command("install-bases")(install_bases)
 app.command("train-tokenizer")(train_tokenizer)
+app.command("train-heads")(train_heads)
 app.command()(serve)
 
 if __name__ == "__main__":

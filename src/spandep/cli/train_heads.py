@@ -1,0 +1,46 @@
+"""``spandep train-heads MODEL TRAIN DEV -o OUT``: fine-tune a trained model's output heads (UPOS, XPOS, FEATS,
+lemma) over its frozen encoder, each head's best epoch chosen on dev; the trees stay the input's. Rerunning the
+same command resumes."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import typer
+
+from spandep.cli.common import bound, check_input, check_options, handle_errors
+
+
+def train_heads(
+    model: str = typer.Argument(..., help="A shipped model's name (spandep models) or a model folder."),
+    train: Path = typer.Argument(..., help="Training CoNLL-U (the model's own training file)."),
+    dev: Path = typer.Argument(..., help="Dev CoNLL-U: each head's epoch is chosen on it."),
+    output: Path = typer.Option(..., "--output", "-o", help="Run folder; the model is written to OUTPUT/model."),
+    epochs: int = typer.Option(20, help="Epochs over the training file."),
+    lr: float = typer.Option(1e-3, help="Adam learning rate of the heads."),
+    batch_words: int = typer.Option(2000, help="Padded words per batch."),
+    seed: int = typer.Option(1, help="Random seed."),
+    threads: int = typer.Option(1, help="Torch CPU threads (0: torch's default)."),
+) -> None:
+    """Train the heads of MODEL further with everything else frozen; the folder with the chosen heads goes to
+    OUTPUT/model (only the heads' weights differ from MODEL's). Interrupted runs resume."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    with handle_errors():
+        from spandep.storage.model_io import resolve_model_dir
+        from spandep.training.heads import HeadsSettings, HeadsTrainer
+
+        check_options(
+            ("--epochs", epochs, bound("epochs")), ("--lr", lr, bound("heads_lr")), ("--batch-words", batch_words, bound("batch_tokens")),
+            ("--seed", seed, bound("seed")), ("--threads", threads, bound("threads")),
+        )
+        check_input(train, stdin=False)
+        check_input(dev, stdin=False)
+        settings = HeadsSettings(str(model), str(train), str(dev), str(output), epochs, lr, batch_words, seed, threads)
+        record = HeadsTrainer(settings, resolve_model_dir(model)).run()
+        chosen = ", ".join(f"{name} {epoch}" for name, epoch in record["chosen_epochs"].items())
+        before, after = record["dev_before"], record["dev_after"]
+        typer.echo(
+            f"done: epochs chosen {chosen}; dev " + ", ".join(f"{n} {before[n]:.2f} → {after[n]:.2f}" for n in after)
+            + f"; model in {output / 'model'}"
+        )

@@ -1,0 +1,296 @@
+"""Heads-only fine-tuning of a trained model (issue 45, ``spandep train-heads``): the output heads (UPOS, XPOS,
+FEATS, lemma) trained further over the frozen encoder, each head's best epoch chosen on dev by its own score.
+
+Why: the trainer chooses the epoch of the whole model on dev LAS (or LAS + MLAS), and the heads often peak at other
+epochs than the trees. Here the encoder and the parser do not train at all: the word vectors the heads read are
+computed once per sentence (eval mode, as a parse computes them) and kept on disk, float32, in the output folder
+(``cache/``, read through a memory map: memory stays bounded whatever the treebank's size); then each epoch trains
+every head with Adam on them and scores each on dev (the share of dev words whose column the model fills as the gold
+file has it, the other heads' columns predicted). Epoch 0 is the input's weights, so a head's chosen epoch is never
+worse than the input on dev. Each epoch's weights are scored as they will be stored (float16, int8 where the input
+stores them so: ``storage.int8``).
+
+The new model folder is the input's copied, with only the heads' tensors of ``model.safetensors`` replaced (a head
+that keeps epoch 0 keeps its stored bytes) and the run's record under ``training.heads_finetune`` of ``config.json``:
+every other tensor, hence every tree, is byte for byte the input's. Layout of the output folder::
+
+    output/model/        the model with the chosen heads
+    output/checkpoint/   resumable state: heads, Adam moments, each head's best weights so far (``checkpoint.py``)
+    output/cache/        the word vectors of train and dev
+    output/run.json      the run's settings (a resumed run must keep them, but for ``epochs`` and ``threads``)
+    output/train.log     one line per epoch
+
+docs/heads.md, "Heads fine-tuned on a trained model".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
+
+from spandep.data.batching import token_batches
+from spandep.data.output import relative_paths, sibling_folder, usual_permissions
+from spandep.data.sentence import Sentence
+from spandep.errors import ModelError, OptionError
+from spandep.models import Parser
+from spandep.models.heads import IGNORE
+from spandep.options import InferenceOptions
+from spandep.storage.int8 import dequantize, quantize
+from spandep.storage.model_io import FORMAT_VERSION, load_model, read_model_config
+from spandep.training.checkpoint import changed_settings, load_checkpoint, run_lock, save_checkpoint
+from spandep.training.trainer import read_treebank, seed_everything
+
+log = logging.getLogger("spandep.train_heads")
+PREFIX = "heads."  # the state-dict keys of the output heads (``Parser.heads``)
+
+
+@dataclass(frozen=True)
+class HeadsSettings:
+    """A run: the model folder, the training and dev files (CoNLL-U), where to write, and how to train."""
+
+    model: str
+    train: str
+    dev: str
+    output: str
+    epochs: int = 20
+    lr: float = 1e-3
+    batch_words: int = 2000
+    seed: int = 1
+    threads: int = 0
+
+    def table(self) -> dict[str, dict[str, Any]]:
+        """The settings as ``checkpoint.changed_settings`` compares them (``epochs``, ``threads``, ``output`` may
+        change when a run resumes)."""
+        return {"training": relative_paths(asdict(self))}
+
+
+class VectorCache:
+    """The frozen model's word vectors of ``sentences`` (ROOT first), kept in a float32 ``.npy`` file under
+    ``folder`` and read back through a memory map; written once (atomically), reused when the run resumes."""
+
+    def __init__(self, model: Parser, sentences: Sequence[Sentence], path: Path, batch_words: int) -> None:
+        self.lengths = [len(s) + 1 for s in sentences]
+        self.offsets = np.concatenate([[0], np.cumsum(self.lengths)])
+        if not path.is_file():
+            self._write(model, sentences, path, batch_words)
+        self.vectors = np.load(path, mmap_mode="r")  # (words + sentences, width)
+        if self.vectors.shape[0] != self.offsets[-1]:
+            raise OptionError(f"{path} holds vectors of other sentences: remove {path.parent} and run again")
+
+    def _write(self, model: Parser, sentences: Sequence[Sentence], path: Path, batch_words: int) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp.npy")
+        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(int(self.offsets[-1]), model.width))  # (words + sentences, width)
+        with torch.no_grad():
+            for idx, batch, x in model.encoded_batches(sentences, InferenceOptions(batch_tokens=batch_words)):  # x: (batch, 1 + n, width)
+                for b, i in enumerate(idx):
+                    out[self.offsets[i] : self.offsets[i + 1]] = x[b, : self.lengths[i]].float().cpu().numpy()  # (1 + n_i, width)
+        out.flush()
+        del out
+        os.replace(tmp, path)
+
+    def batch(self, idx: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The padded vectors ``(batch, 1 + n, width)`` and word mask ``(batch, 1 + n)`` of sentences ``idx``."""
+        width = max(self.lengths[i] for i in idx)
+        x = torch.zeros(len(idx), width, self.vectors.shape[1])  # (batch, 1 + n, width)
+        mask = torch.zeros(len(idx), width, dtype=torch.bool)  # (batch, 1 + n)
+        for b, i in enumerate(idx):
+            x[b, : self.lengths[i]] = torch.from_numpy(np.array(self.vectors[self.offsets[i] : self.offsets[i + 1]]))  # (1 + n_i, width)
+            mask[b, : self.lengths[i]] = True
+        return x, mask
+
+
+def stored_form(state: dict[str, torch.Tensor], compact: dict[str, Any] | None) -> dict[str, torch.Tensor]:
+    """The heads' tensors as the input model stores its own: float16 in a compact folder, int8 (with scales) for
+    the names it keeps in int8 (``storage.int8``), float32 otherwise."""
+    if not compact:
+        return {k: v.detach().cpu().contiguous() for k, v in state.items()}
+    half = {k: (v.detach().cpu().half() if v.is_floating_point() else v.detach().cpu()).contiguous() for k, v in state.items()}
+    return quantize(half, set(compact.get("int8", ())) & set(half), min_elements=0)[0]
+
+
+def loaded_form(stored: dict[str, torch.Tensor], compact: dict[str, Any] | None) -> dict[str, torch.Tensor]:
+    """The float32 weights ``stored`` loads as (``storage.model_io.load_model``'s reading)."""
+    names = [n for n in (compact or {}).get("int8", ()) if n in stored]
+    return {k: v.float() if v.is_floating_point() else v for k, v in dequantize(stored, names).items()}
+
+
+class HeadsTrainer:
+    """Fine-tunes the output heads of one model folder; ``run()`` resumes from the output folder's checkpoint."""
+
+    def __init__(self, settings: HeadsSettings, model_folder: Path) -> None:
+        self.settings, self.folder, self.out = settings, Path(model_folder), Path(settings.output)
+        if settings.threads:
+            torch.set_num_threads(settings.threads)
+        seed_everything(settings.seed)
+        self.config = read_model_config(self.folder)
+        if self.config["format_version"] != FORMAT_VERSION:
+            raise ModelError(f"{self.folder}: a format-{self.config['format_version']} folder; save it again with this spandep first (spandep export)")
+        self.model = load_model(self.folder)
+        if self.model.treebanks is not None:
+            raise OptionError(f"{self.folder} is trained on several treebanks; spandep train-heads takes a model of one")
+        if not len(self.model.heads):
+            raise OptionError(f"{self.folder} has no output heads (UPOS, FEATS, lemma...) to train")
+        with safe_open(str(self.folder / "model.safetensors"), framework="pt") as fh:
+            self.stored = {k: fh.get_tensor(k) for k in fh.keys()}
+            self.metadata = fh.metadata() or {}
+        self.compact = self.config.get("compact")
+        self.train = read_treebank(settings.train, "conllu")
+        self.dev = read_treebank(settings.dev, "conllu")
+        for p in self.model.parameters():
+            p.requires_grad_(False)
+        for p in self.model.heads.parameters():
+            p.requires_grad_(True)
+        self.optimizer = torch.optim.Adam(self.model.heads.parameters(), lr=settings.lr)
+
+    def run(self) -> dict[str, Any]:
+        """Train to the end (resuming), write ``output/model``; returns the run's record."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        with run_lock(self.out):
+            self._check_resumable()
+            self.train_x = VectorCache(self.model, self.train, self.out / "cache" / "train.npy", self.settings.batch_words)
+            self.dev_x = VectorCache(self.model, self.dev, self.out / "cache" / "dev.npy", self.settings.batch_words)
+            self.gold = [self._gold(s) for s in self.train]
+            best: dict[str, torch.Tensor] = {}
+            state = load_checkpoint(self.out / "checkpoint", self.model.heads, self.optimizer, best) or self._start(best)
+            while state["epoch"] < self.settings.epochs:
+                self._epoch(state, best)
+                save_checkpoint(self.out / "checkpoint", self.model.heads, self.optimizer, state, best)
+            return self._finish(state, best)
+
+    def _start(self, best: dict[str, torch.Tensor]) -> dict[str, Any]:
+        """Epoch 0: the input's weights, scored on dev; each head's best so far."""
+        scores = self.dev_scores()
+        best.update({k: v for k, v in self.stored.items() if k.startswith(PREFIX)})
+        self._log(f"epoch 0 (input) {self._figures(scores)}")
+        return {"step": 0, "epoch": 0, "best": {name: {"epoch": 0, "score": s} for name, s in scores.items()}, "history": [{"epoch": 0, **scores}]}
+
+    def _epoch(self, state: dict[str, Any], best: dict[str, torch.Tensor]) -> None:
+        """One epoch over the training vectors, then each head's dev score with its weights as stored."""
+        self.model.heads.train()
+        batches = token_batches(self.train_x.lengths, self.settings.batch_words, shuffle=True, seed=self.settings.seed * 1000 + state["epoch"])
+        total = 0.0
+        for idx in batches:
+            x, mask = self.train_x.batch(idx)  # (batch, 1 + n, width), (batch, 1 + n)
+            loss = self.model.heads_loss(x, self._gold_batch(idx, mask))
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()  # type: ignore[union-attr]
+            self.optimizer.step()
+            total += float(loss.detach())  # type: ignore[union-attr]
+            state["step"] += 1
+        state["epoch"] += 1
+        trained = {k: v.clone() for k, v in self.model.heads.state_dict().items()}
+        stored = stored_form({PREFIX + k: v for k, v in trained.items()}, self.compact)
+        self._load_heads(stored)
+        scores = self.dev_scores()
+        chosen = []
+        for name, score in scores.items():
+            if score > state["best"][name]["score"]:
+                state["best"][name] = {"epoch": state["epoch"], "score": score}
+                best.update({k: v for k, v in stored.items() if k.startswith(f"{PREFIX}{name}.")})
+                chosen.append(name)
+        self.model.heads.load_state_dict(trained)
+        state["history"].append({"epoch": state["epoch"], "loss": round(total / max(1, len(batches)), 4), **scores})
+        self._log(f"epoch {state['epoch']} loss {total / max(1, len(batches)):.4f} {self._figures(scores)}" + (f" best: {', '.join(chosen)}" if chosen else ""))
+
+    def _load_heads(self, stored: dict[str, torch.Tensor]) -> None:
+        """The heads' weights from their stored form (``PREFIX`` keys), as loading the saved model reads them."""
+        self.model.heads.load_state_dict({k.removeprefix(PREFIX): v for k, v in loaded_form(stored, self.compact).items()})
+
+    def dev_scores(self) -> dict[str, float]:
+        """Per head, the percentage of dev words whose predicted column equals the gold one (the heads as they are
+        now, each reading the others' predicted columns)."""
+        self.model.heads.eval()
+        right = dict.fromkeys(self.model.heads, 0)
+        words = 0
+        with torch.no_grad():
+            for idx in token_batches(self.dev_x.lengths, self.settings.batch_words):
+                x, mask = self.dev_x.batch(idx)  # (batch, 1 + n, width), (batch, 1 + n)
+                columns = self.model.annotate(x, mask, [self.dev[i].forms for i in idx], InferenceOptions())
+                for i, predicted in zip(idx, columns):
+                    words += len(self.dev[i])
+                    for name, values in predicted.items():
+                        gold = [getattr(w, self.model.heads[name].column) for w in self.dev[i].words]
+                        right[name] += sum(p == g for p, g in zip(values, gold))
+        return {name: round(100.0 * n / max(1, words), 2) for name, n in right.items()}
+
+    def _gold(self, sentence: Sentence) -> dict[str, Any]:
+        """A training sentence's gold ids per head (ROOT first) and its columns the heads read."""
+        reads = {c for head in self.model.heads.values() for c in head.reads}
+        return {
+            "forms": sentence.forms, "columns": {c: [getattr(w, c) for w in sentence.words] for c in reads},
+            **{name: [IGNORE] + head.gold_ids(sentence) for name, head in self.model.heads.items()},
+        }
+
+    def _gold_batch(self, idx: Sequence[int], mask: torch.Tensor) -> dict[str, Any]:
+        """What ``Parser.heads_loss`` reads of a batch: word mask, forms, gold columns, each head's padded gold ids."""
+        gold = [self.gold[i] for i in idx]
+        batch: dict[str, Any] = {"word_mask": mask, "forms": [g["forms"] for g in gold]}
+        batch["columns"] = {c: [g["columns"][c] for g in gold] for c in gold[0]["columns"]}
+        for name in self.model.heads:
+            ids = torch.full(mask.shape, IGNORE, dtype=torch.long)  # (batch, 1 + n)
+            for b, g in enumerate(gold):
+                ids[b, : len(g[name])] = torch.tensor(g[name], dtype=torch.long)  # (1 + n_b,)
+            batch[f"gold_{name}"] = ids
+        return batch
+
+    def _finish(self, state: dict[str, Any], best: dict[str, torch.Tensor]) -> dict[str, Any]:
+        """Each head at its best epoch (as stored: a head that keeps epoch 0 keeps the input's bytes), scored on dev
+        together, written to ``output/model`` beside the input's other tensors."""
+        tensors = {k: v for k, v in self.stored.items() if not k.startswith(PREFIX)} | best
+        self._load_heads(best)
+        after = self.dev_scores()
+        record = {
+            "settings": asdict(self.settings), "chosen_epochs": {n: b["epoch"] for n, b in state["best"].items()},
+            "dev_before": state["history"][0], "dev_after": after, "history": state["history"],
+        }
+        self._log(f"chosen epochs {record['chosen_epochs']}; dev {self._figures(after)}")
+        self._save(tensors, record)
+        return record
+
+    def _save(self, tensors: dict[str, torch.Tensor], record: dict[str, Any]) -> None:
+        """The input folder copied to ``output/model`` with ``tensors`` as its weights and ``record`` in its config,
+        built beside it and swapped into place."""
+        final = self.out / "model"
+        tmp = sibling_folder(final, "choose a writable --output")
+        try:
+            shutil.copytree(self.folder, tmp, dirs_exist_ok=True)
+            save_file(tensors, str(tmp / "model.safetensors"), metadata=self.metadata)
+            config = {**self.config, "training": {**self.config.get("training", {}), "heads_finetune": relative_paths(record)}}
+            (tmp / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            usual_permissions(tmp)
+            shutil.rmtree(final, ignore_errors=True)
+            os.replace(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+    def _check_resumable(self) -> None:
+        """A run resumed under other settings than it started with fails, naming them; the first run writes them."""
+        saved = self.out / "run.json"
+        if saved.is_file() and (self.out / "checkpoint" / "latest.json").is_file():
+            changed = changed_settings({"training": json.loads(saved.read_text(encoding="utf-8"))}, self.settings.table())
+            if changed:
+                raise OptionError(f"{self.out} holds a run started with other settings ({'; '.join(changed)}): resume it with the same ones, or use another --output")
+        saved.write_text(json.dumps(self.settings.table()["training"], indent=2) + "\n", encoding="utf-8")
+
+    @staticmethod
+    def _figures(scores: dict[str, float]) -> str:
+        return " ".join(f"{name}={score:.2f}" for name, score in scores.items())
+
+    def _log(self, line: str) -> None:
+        """``line`` to the log and to ``train.log``."""
+        log.info(line)
+        with open(self.out / "train.log", "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")

@@ -1,0 +1,88 @@
+"""spandep train-heads: the output heads fine-tuned over a frozen model (training/heads.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from safetensors.torch import load_file
+from typer.testing import CliRunner
+
+from spandep.cli.main import app
+from spandep.errors import OptionError
+from spandep.options import InferenceOptions
+from spandep.storage.model_io import load_model, save_model
+from spandep.training.heads import HeadsSettings, HeadsTrainer
+from spandep.training.trainer import read_treebank
+from tests.conftest import DEV, TINY_SPAN, TRAIN, write_config
+
+HEADS = (  # every head, FEATS conditioned on UPOS (the columns path), matrices big enough for int8
+    "\n[heads.upos]\ncasing = 4\n\n[heads.xpos]\n\n[heads.feats]\nupos_embed = 4\nhidden = 16\n"
+    "\n[heads.lemma]\ncasing = 4\nsuffix = 8\nhidden = 16\n"
+)
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def compact_span(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny span model with every head (one epoch), stored compact with every matrix in int8 as the shipped models
+    are."""
+    from spandep.training.config import load_config
+    from spandep.training.trainer import Trainer
+
+    root = tmp_path_factory.mktemp("heads_model")
+    Trainer(load_config(write_config(root / "span.toml", root / "run", "bilstm", model=TINY_SPAN + HEADS, epochs=1))).run()
+    save_model(load_model(root / "run" / "model", merge_adapter=False), root / "span", compact=True, int8="all")
+    return root / "span"
+
+
+def run(model: Path, out: Path, **settings: object) -> dict:
+    return HeadsTrainer(HeadsSettings(str(model), str(TRAIN), str(DEV), str(out), **{"epochs": 2, "lr": 3e-3, "batch_words": 300, **settings}), model).run()  # type: ignore[arg-type]
+
+
+def test_trees_untouched_and_heads_never_worse(compact_span: Path, tmp_path: Path) -> None:
+    record = run(compact_span, tmp_path / "run")
+    new = tmp_path / "run" / "model"
+    before, after = load_file(str(compact_span / "model.safetensors")), load_file(str(new / "model.safetensors"))
+    assert before.keys() == after.keys()
+    assert all(before[k].equal(after[k]) for k in before if not k.startswith("heads."))
+    assert any(not before[k].equal(after[k]) for k in before if k.startswith("heads.")) == any(record["chosen_epochs"].values())
+    dev = read_treebank(str(DEV), "conllu")
+    old_parses = load_model(compact_span).parse(dev, InferenceOptions())
+    new_parses = load_model(new).parse(dev, InferenceOptions())
+    assert [(p.heads, p.labels) for p in old_parses] == [(p.heads, p.labels) for p in new_parses]
+    assert set(record["chosen_epochs"]) == {"upos", "xpos", "feats", "lemma"} & set(record["dev_after"])
+    assert all(record["dev_after"][h] >= record["dev_before"][h] for h in record["dev_after"])
+    saved = json.loads((new / "config.json").read_text(encoding="utf-8"))
+    assert saved["training"]["heads_finetune"]["chosen_epochs"] == record["chosen_epochs"]
+    assert saved["compact"] == json.loads((compact_span / "config.json").read_text(encoding="utf-8"))["compact"]
+
+
+def test_resumes_as_one_run(compact_span: Path, tmp_path: Path) -> None:
+    whole = run(compact_span, tmp_path / "whole", epochs=3)
+    run(compact_span, tmp_path / "parts", epochs=1)
+    resumed = run(compact_span, tmp_path / "parts", epochs=3)
+    assert [h["epoch"] for h in resumed["history"]] == [0, 1, 2, 3]
+    assert resumed["history"] == whole["history"]
+    assert resumed["chosen_epochs"] == whole["chosen_epochs"]
+    with pytest.raises(OptionError, match="lr"):
+        run(compact_span, tmp_path / "parts", epochs=3, lr=1e-2)
+
+
+def test_one_line_errors(compact_span: Path, tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tword\n\n", encoding="utf-8")
+    cases = [
+        (["train-heads", str(tmp_path / "empty"), str(TRAIN), str(DEV), "-o", str(tmp_path / "o1")], 3, "no config.json"),
+        (["train-heads", str(compact_span), str(tmp_path / "nothing.conllu"), str(DEV), "-o", str(tmp_path / "o2")], 2, "not found"),
+        (["train-heads", str(compact_span), str(bad), str(DEV), "-o", str(tmp_path / "o3")], 2, "bad.conllu"),
+        (["train-heads", str(compact_span), str(TRAIN), str(DEV), "-o", str(tmp_path / "o4"), "--lr", "0"], 2, "--lr"),
+    ]
+    for args, code, words in cases:
+        result = runner.invoke(app, args)
+        assert result.exit_code == code, result.output
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("spandep: error:") and words in lines[0], result.stderr
