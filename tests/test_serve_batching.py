@@ -4,6 +4,7 @@ errors."""
 
 from __future__ import annotations
 
+import gc
 import os
 import platform
 import re
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -304,3 +306,32 @@ def test_the_users_kernel_cache_setting_stands(monkeypatch):
     assert not bound_kernel_cache() and os.environ[KERNEL_CACHE[0]] == "7"
     monkeypatch.delenv(KERNEL_CACHE[0])
     assert bound_kernel_cache() and os.environ[KERNEL_CACHE[0]] == str(KERNEL_CACHE[1])
+
+
+def test_the_worker_keeps_nothing_of_an_answered_request_while_it_waits():
+    """The request's sentences are freed once it is answered, not when the next request comes."""
+
+    class Watched(Batcher):
+        def __init__(self, *args) -> None:
+            super().__init__(*args)
+            self.waits, self.waiting = 0, threading.Event()
+
+        def _first(self):
+            self.waits += 1
+            if self.waits == 2:  # the worker is done with the first request and waits for the next
+                self.waiting.set()
+            return super()._first()
+
+    recorder = Recorder()
+    recorder.release.set()
+    batcher = Watched(recorder, 10, 0.0, 10)
+    read = sentence("a", "b")
+    kept = weakref.ref(read)
+    batcher.start()
+    answer = batcher.submit("en", given(read))
+    del read
+    assert answer.result(5)[0].forms == ["A", "B"]
+    assert batcher.waiting.wait(5)
+    gc.collect()
+    assert kept() is None
+    batcher.stop()
