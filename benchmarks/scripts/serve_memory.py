@@ -8,6 +8,7 @@ the data segment (``VmData``), what glibc's malloc has in use and holds free (``
 allocated blocks, the anonymous executable mappings (code compiled at run time: oneDNN's kernels) and the requests
 and turns so far. ``--kernel-cache N`` sets oneDNN's cache of compiled kernels (``ONEDNN_PRIMITIVE_CACHE_CAPACITY``)
 as ``spandep serve`` does; 0 leaves oneDNN's default (1,024). Malloc's options are set as ``spandep serve`` sets them.
+Linux with glibc only (it reads ``/proc/self`` and calls ``mallinfo2``).
 
     PYTHONPATH=src:. OMP_NUM_THREADS=1 .venv/bin/python -m benchmarks.scripts.serve_memory \\
         --data ../shared/data/en_ewt/en_ewt-ud-test.conllu --seconds 300 --kernel-cache 0 \\
