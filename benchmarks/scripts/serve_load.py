@@ -283,6 +283,14 @@ def memory_summary(samples: list[tuple[float, float]]) -> dict[str, Any]:
             "mean_mb": round(mean, 1), "max_deviation_from_mean": round(max(abs(v - mean) for v in values) / mean, 4)}
 
 
+def add_mix_options(ap: argparse.ArgumentParser) -> None:
+    """The options of the requests' mix (:meth:`Load.take`), which ``serve_memory`` sends too."""
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--text-share", type=float, default=0.3, help="share of requests sent as raw text")
+    ap.add_argument("--big-share", type=float, default=0.1, help="share of requests of 5 to --max-sentences sentences")
+    ap.add_argument("--max-sentences", type=int, default=150, help="sentences of the biggest requests")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", required=True, help="CoNLL-U file of the sentences the clients send")
@@ -296,10 +304,7 @@ def main() -> None:
     ap.add_argument("--batch-wait-ms", type=float, default=10.0, help="the server's --batch-wait-ms (spandep serve's default)")
     ap.add_argument("--burst", type=int, default=256, help="requests sent at once to overload the queue")
     ap.add_argument("--max-requests", type=int, default=200_000, help="stop the measured load after this many")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--text-share", type=float, default=0.3, help="share of requests sent as raw text")
-    ap.add_argument("--big-share", type=float, default=0.1, help="share of requests of 5 to --max-sentences sentences")
-    ap.add_argument("--max-sentences", type=int, default=150, help="sentences of the biggest requests")
+    add_mix_options(ap)
     ap.add_argument("--sample-s", type=float, default=1.0, help="seconds between samples of the server's memory")
     ap.add_argument("--soak", action="store_true", help="10 minutes of load after 1 of warm-up, memory every 5 s (sets --seconds, --warmup, --sample-s)")
     ap.add_argument("--out", help="result JSON (benchmarks/results/serve/...)")

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.scripts.serve_load import Corpus, Load, blanked, blocks, paragraphs
+from benchmarks.scripts.serve_load import Corpus, Load, add_mix_options, blanked, blocks, paragraphs
 from benchmarks.suite.record import git, machine, portable_path
 from spandep.data.output import write_blocks
 
@@ -100,10 +100,7 @@ def main() -> None:
     ap.add_argument("--sample-s", type=float, default=10.0)
     ap.add_argument("--warmup", type=float, default=60.0, help="seconds left out of the summary")
     ap.add_argument("--kernel-cache", type=int, default=64, help="oneDNN's compiled kernels kept (0: oneDNN's default)")
-    ap.add_argument("--text-share", type=float, default=0.3, help="as serve_load's")
-    ap.add_argument("--big-share", type=float, default=0.1, help="as serve_load's")
-    ap.add_argument("--max-sentences", type=int, default=150, help="as serve_load's")
-    ap.add_argument("--seed", type=int, default=0)
+    add_mix_options(ap)
     ap.add_argument("--out", help="result JSON (benchmarks/results/serve/...)")
     args = ap.parse_args()
     from spandep.serve.memory import KERNEL_CACHE, set_malloc_options
