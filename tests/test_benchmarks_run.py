@@ -199,6 +199,20 @@ def test_serve_load_checks_every_answer_and_overloads(tmp_path):
     assert json.loads(done.stdout)["throughput_ratio"] == result["throughput_ratio"]  # the numbers are printed too
 
 
+@pytest.mark.slow
+def test_serve_memory_samples_the_service_under_load(tmp_path):
+    """The in-process memory probe of spandep serve, tiny: two clients for three seconds, a sample a second."""
+    out = tmp_path / "memory.json"
+    command = [sys.executable, "-m", "benchmarks.scripts.serve_memory", "--data", str(DEV), "--clients", "2", "--seconds", "3",
+               "--sample-s", "1", "--warmup", "0", "--kernel-cache", "8", "--max-sentences", "6", "--out", str(out)]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["requests"] > 0 and len(result["samples"]) >= 2 and str(REPO) not in result["command"]
+    summary = result["summary_after_warmup"]
+    assert 0 < summary["malloc_in_use"]["min"] <= summary["malloc_in_use"]["max"] and summary["vmrss"]["mean"] > 0
+    assert result["settings"]["kernel_cache"] == 8
+
 def test_peers_table_takes_test_split_results_only(tmp_path, monkeypatch):
     from benchmarks.scripts import peers_table
 

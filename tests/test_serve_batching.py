@@ -4,6 +4,7 @@ errors."""
 
 from __future__ import annotations
 
+import gc
 import os
 import platform
 import re
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -268,3 +270,68 @@ def test_the_server_sets_malloc_options_unless_the_environment_says(monkeypatch)
     assert set_malloc_options() == (["MALLOC_MMAP_THRESHOLD_"] if glibc else [])  # the user's arena setting stands
     monkeypatch.delenv("MALLOC_ARENA_MAX")
     assert set_malloc_options() == (list(MALLOC_OPTIONS) if glibc else [])
+
+
+KERNELS = """
+import sys, torch
+from spandep.serve.memory import KERNEL_CACHE, bound_kernel_cache
+if sys.argv[1] == "bounded":
+    assert bound_kernel_cache()  # after torch is imported, before its first kernel: as spandep serve does
+lstm = torch.nn.LSTM(2, 2, batch_first=True).eval()
+with torch.inference_mode():
+    for n in [*range(1, KERNEL_CACHE[1] + 2), 1]:  # one shape more than the cache holds, then the first again
+        lstm(torch.zeros(1, n, 2))  # (1, n, 2)
+"""
+
+
+@pytest.mark.skipif(not __import__("torch").backends.mkldnn.is_available(), reason="torch built without oneDNN")
+def test_the_server_bounds_onednns_kernel_cache_a_shape_seen_long_ago_is_compiled_again():
+    """oneDNN says in its verbose log whether a kernel came from its cache: with the bound the first shape has been
+    dropped by the time it comes back; without it (the default 1,024) it is still there."""
+    env = {k: v for k, v in os.environ.items() if k != "ONEDNN_PRIMITIVE_CACHE_CAPACITY"}
+    env.update(ONEDNN_VERBOSE="profile_create", OMP_NUM_THREADS="1")
+    last = {}
+    for mode in ("bounded", "default"):
+        run = subprocess.run([sys.executable, "-c", KERNELS, mode], env=env, capture_output=True, text=True, timeout=120, check=True)
+        lstm = [line for line in run.stdout.splitlines() if ",primitive,create:" in line and ",rnn," in line]
+        assert len(lstm) >= 66, run.stdout[-2000:]  # a kernel asked for on each call
+        last[mode] = lstm[-1].split(",")[3]
+    assert last == {"bounded": "create:cache_miss", "default": "create:cache_hit"}
+
+
+def test_the_users_kernel_cache_setting_stands(monkeypatch):
+    from spandep.serve.memory import KERNEL_CACHE, bound_kernel_cache
+
+    monkeypatch.setenv(KERNEL_CACHE[0], "7")
+    assert not bound_kernel_cache() and os.environ[KERNEL_CACHE[0]] == "7"
+    monkeypatch.delenv(KERNEL_CACHE[0])
+    assert bound_kernel_cache() and os.environ[KERNEL_CACHE[0]] == str(KERNEL_CACHE[1])
+
+
+def test_the_worker_keeps_nothing_of_an_answered_request_while_it_waits():
+    """The request's sentences are freed once it is answered, not when the next request comes."""
+
+    class Watched(Batcher):
+        def __init__(self, *args) -> None:
+            super().__init__(*args)
+            self.waits, self.waiting = 0, threading.Event()
+
+        def _first(self):
+            self.waits += 1
+            if self.waits == 2:  # the worker is done with the first request and waits for the next
+                self.waiting.set()
+            return super()._first()
+
+    recorder = Recorder()
+    recorder.release.set()
+    batcher = Watched(recorder, 10, 0.0, 10)
+    read = sentence("a", "b")
+    kept = weakref.ref(read)
+    batcher.start()
+    answer = batcher.submit("en", given(read))
+    del read
+    assert answer.result(5)[0].forms == ["A", "B"]
+    assert batcher.waiting.wait(5)
+    gc.collect()
+    assert kept() is None
+    batcher.stop()

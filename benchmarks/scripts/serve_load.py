@@ -233,9 +233,11 @@ class Load:
         }
 
 
-async def watch_memory(pid: int, samples: list[tuple[float, float]], started: float, stop: asyncio.Event, every_s: float) -> None:
+async def watch_memory(pid: int, samples: list[tuple[float, float]], loads: list[float], started: float, stop: asyncio.Event, every_s: float) -> None:
+    """Every ``every_s``: the server's resident memory (into ``samples``) and the machine's 1-minute load average."""
     while not stop.is_set():
         samples.append((round(time.monotonic() - started, 1), round(rss_mb(pid), 1)))
+        loads.append(round(os.getloadavg()[0], 2))
         try:
             await asyncio.wait_for(stop.wait(), every_s)
         except asyncio.TimeoutError:
@@ -248,11 +250,12 @@ async def drive(url: str, pid: int, load: Load, args: argparse.Namespace) -> dic
         warm = Load(load.corpus, args, args.seed + 1, args.max_requests)
         await asyncio.gather(*(warm.client(http, url, time.monotonic() + args.warmup) for _ in range(args.clients)))
         samples: list[tuple[float, float]] = []
+        loads: list[float] = []
         stop = asyncio.Event()
         health = (await http.get(f"{url}/health")).json()
         cpu = (cpu_seconds(pid), time.process_time())
         started = time.monotonic()
-        watcher = asyncio.create_task(watch_memory(pid, samples, started, stop, args.sample_s))
+        watcher = asyncio.create_task(watch_memory(pid, samples, loads, started, stop, args.sample_s))
         await asyncio.gather(*(load.client(http, url, started + args.seconds) for _ in range(args.clients)))
         elapsed = time.monotonic() - started
         busy = (await http.get(f"{url}/health")).json()["parse_seconds"] - health["parse_seconds"]
@@ -265,7 +268,12 @@ async def drive(url: str, pid: int, load: Load, args: argparse.Namespace) -> dic
         await asyncio.gather(*(burst.request(http, url, *burst.take(), retry=True) for _ in range(args.burst)))
         burst_s = time.monotonic() - burst_started
         health = (await http.get(f"{url}/health")).json()
-    return {"elapsed": elapsed, "cpu": use, "warmup": warm.summary(args.warmup), "memory": samples, "burst": burst.summary(burst_s), "health": health}
+    return {"elapsed": elapsed, "cpu": use, "warmup": warm.summary(args.warmup), "memory": samples, "loads": loads, "burst": burst.summary(burst_s), "health": health}
+
+
+def load_summary(loads: list[float]) -> dict[str, Any]:
+    """The machine's 1-minute load average at the memory samples: the soak is a memory bar, the machine may be shared."""
+    return {"samples": loads, "min": min(loads), "mean": round(sum(loads) / len(loads), 2), "max": max(loads)}
 
 
 def memory_summary(samples: list[tuple[float, float]]) -> dict[str, Any]:
@@ -273,6 +281,14 @@ def memory_summary(samples: list[tuple[float, float]]) -> dict[str, Any]:
     mean = sum(values) / len(values)
     return {"samples_mb": samples, "first_mb": values[0], "last_mb": values[-1], "min_mb": min(values), "max_mb": max(values),
             "mean_mb": round(mean, 1), "max_deviation_from_mean": round(max(abs(v - mean) for v in values) / mean, 4)}
+
+
+def add_mix_options(ap: argparse.ArgumentParser) -> None:
+    """The options of the requests' mix (:meth:`Load.take`), which ``serve_memory`` sends too."""
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--text-share", type=float, default=0.3, help="share of requests sent as raw text")
+    ap.add_argument("--big-share", type=float, default=0.1, help="share of requests of 5 to --max-sentences sentences")
+    ap.add_argument("--max-sentences", type=int, default=150, help="sentences of the biggest requests")
 
 
 def main() -> None:
@@ -288,10 +304,7 @@ def main() -> None:
     ap.add_argument("--batch-wait-ms", type=float, default=10.0, help="the server's --batch-wait-ms (spandep serve's default)")
     ap.add_argument("--burst", type=int, default=256, help="requests sent at once to overload the queue")
     ap.add_argument("--max-requests", type=int, default=200_000, help="stop the measured load after this many")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--text-share", type=float, default=0.3, help="share of requests sent as raw text")
-    ap.add_argument("--big-share", type=float, default=0.1, help="share of requests of 5 to --max-sentences sentences")
-    ap.add_argument("--max-sentences", type=int, default=150, help="sentences of the biggest requests")
+    add_mix_options(ap)
     ap.add_argument("--sample-s", type=float, default=1.0, help="seconds between samples of the server's memory")
     ap.add_argument("--soak", action="store_true", help="10 minutes of load after 1 of warm-up, memory every 5 s (sets --seconds, --warmup, --sample-s)")
     ap.add_argument("--out", help="result JSON (benchmarks/results/serve/...)")
@@ -335,7 +348,7 @@ def main() -> None:
         "command": " ".join([Path(sys.executable).name, "-m", "benchmarks.scripts.serve_load",
                              *(portable_path(a) if a == args.data else a for a in sys.argv[1:])]),
         "commit": git("rev-parse", "HEAD"), "date": time.strftime("%Y-%m-%d %H:%M:%S"), "machine": machine(),
-        "load_average_at_end": os.getloadavg(), "data": portable_path(args.data), "sentences": len(inputs), "words": words,
+        "load_average_at_end": os.getloadavg(), "load_average_1min_during_load": load_summary(run["loads"]), "data": portable_path(args.data), "sentences": len(inputs), "words": words,
         "settings": {k: v for k, v in vars(args).items() if k not in ("data", "out")},
         "spandep_parse": {"before": before, "after": after, "words_per_s_mean": cli,
                           "sentences_that_differ_default_vs_same_batch_tokens": sum(a != b for a, b in zip(default, expected))},

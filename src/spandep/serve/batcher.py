@@ -150,6 +150,7 @@ class Batcher:
             else:
                 self._turn(first)
             self.parsing = 0
+            del first  # answered (or back in the ring): its sentences are not kept while the worker waits for the next
 
     def _first(self) -> Job | None:
         """The first job of the ring whose client still waits (taken out of the ring); ``None`` once stopping with
