@@ -45,3 +45,8 @@ class OutputError(SpandepError):
     """An output file or directory that cannot be written."""
 
     exit_code = 4
+
+
+class WorkerError(SpandepError, RuntimeError):
+    """A parsing worker process that died (killed for memory or by a signal): one line naming its status, exit 1."""
+

@@ -29,6 +29,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
 from spandep.data.sentence import Sentence
+from spandep.errors import WorkerError
 from spandep.options import InferenceStats
 
 __all__ = ["ChunkParser", "Spec", "parse_chunks", "parse_parallel"]
@@ -106,19 +107,28 @@ class _Workers:
             raise
 
     def send(self, worker: int, chunk: list[Sentence]) -> None:
-        self.tasks[worker].send(chunk)
+        try:
+            self.tasks[worker].send(chunk)
+        except OSError:  # its end closed: the worker died
+            raise self._died(worker) from None
 
     def receive(self, worker: int) -> tuple[list[Sentence], InferenceStats]:
         """The next result of ``worker``; its error raised here; a worker that died is an error naming its status."""
         try:
             ok, value = self.results[worker].recv()
         except (EOFError, OSError):
-            process = self.processes[worker]
-            process.join()
-            raise RuntimeError(f"a parsing worker (pid {process.pid}) ended with status {process.exitcode}") from None
+            raise self._died(worker) from None
         if not ok:
             raise value
         return value
+
+    def _died(self, worker: int) -> WorkerError:
+        process = self.processes[worker]
+        process.join()
+        return WorkerError(
+            f"a parsing worker (pid {process.pid}) ended with status {process.exitcode}: killed for memory? "
+            "try fewer workers or a smaller batch"
+        )
 
     def stop(self) -> None:
         """Kill every worker and wait for it (at once: their work is either done or no longer wanted)."""
