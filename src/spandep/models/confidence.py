@@ -68,9 +68,7 @@ class ChosenArcScores:
     def head_logits(self, heads: np.ndarray) -> np.ndarray:
         """``(n,)`` the logits of the chosen heads' raw probabilities (``±inf`` at 0 and 1: these scores keep the
         probabilities only, so beyond float64's resolution near 1 they tie)."""
-        p = self.head_probs(heads)  # (n,)
-        with np.errstate(divide="ignore"):
-            return np.log(p) - np.log1p(-p)  # (n,)
+        return exact_logit(self.head_probs(heads))  # (n,)
 
 
 @dataclass(frozen=True)
@@ -163,8 +161,7 @@ class Calibration:
         """Calibrated head probabilities from raw ones, any shape (the other kinds read their logits, which are
         ``±inf`` at 0 and 1: use :meth:`from_logits` on :meth:`ArcScores.head_logits` for the full resolution)."""
         if self.kind != PLATT:
-            with np.errstate(divide="ignore"):
-                return self.from_logits(np.log(raw) - np.log1p(-raw))  # (...)
+            return self.from_logits(exact_logit(raw))  # (...)
         if self.head_scale == 1.0 and self.head_shift == 0.0:
             return raw
         return sigmoid(self.head_scale * logit(raw) + self.head_shift)
@@ -195,8 +192,14 @@ EPS = 1e-6
 
 
 def logit(p: np.ndarray) -> np.ndarray:
-    q = np.clip(p, EPS, 1 - EPS)  # (...)
-    return np.log(q) - np.log1p(-q)  # (...)
+    """The logit of ``p`` clipped to ``[EPS, 1 − EPS]`` (the ``platt`` kind's input)."""
+    return exact_logit(np.clip(p, EPS, 1 - EPS))  # (...)
+
+
+def exact_logit(p: np.ndarray) -> np.ndarray:
+    """The logit of ``p``, ``±inf`` at 1 and 0."""
+    with np.errstate(divide="ignore"):
+        return np.log(p) - np.log1p(-p)  # (...)
 
 
 def sigmoid(z: np.ndarray) -> np.ndarray:
