@@ -7,7 +7,7 @@ at their original positions. Models only look at ``words``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 ROOT_HEAD = 0
 
@@ -75,6 +75,11 @@ class Sentence:
             if line.startswith(prefix):
                 return line[len(prefix):].strip()
         return None
+
+    def blanked(self, columns: tuple[str, ...]) -> "Sentence":
+        """A copy with ``columns`` (``Token`` attributes: ``"upos"``, ``"feats"``, ...) ``_`` for every word."""
+        blank = dict.fromkeys(columns, "_")
+        return replace(self, words=[replace(w, **blank) for w in self.words])
 
     @classmethod
     def from_tokens(cls, forms: list[str], source: str = "<memory>", line: int = 0) -> "Sentence":

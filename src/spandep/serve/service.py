@@ -123,11 +123,6 @@ def _too_many(what: str, most: int, option: str) -> ServiceError:
     return ServiceError(413, f"more than {most} {what} in one request; this server takes at most {most} ({option}): send it in parts")
 
 
-def _blank(sentence: Sentence, columns: tuple[str, ...]) -> Sentence:
-    blank = dict.fromkeys(columns, "_")
-    return replace(sentence, words=[replace(w, **blank) for w in sentence.words])
-
-
 class Service:
     """The served models by name (the first is the default), the names they answer to, and the batcher."""
 
@@ -270,7 +265,7 @@ class Service:
         except ValueError as exc:  # InputFormatError: "data:LINE: reason"
             raise ServiceError(400, str(exc)) from None
         predicted = tuple(c for c in TAG_COLUMNS if c in self.models[name].model.heads)
-        return [_blank(x, predicted) for x in given] if request.retag and predicted else given
+        return [x.blanked(predicted) for x in given] if request.retag and predicted else given
 
     def _parse_batch(self, key: Hashable, sentences: list[Sentence]) -> list[Sentence]:
         name, options = key  # type: ignore[misc]

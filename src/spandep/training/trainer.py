@@ -20,7 +20,6 @@ logged each epoch). docs/heads.md, "Morphology heads".
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import logging
 import math
@@ -42,7 +41,7 @@ from spandep.errors import OptionError
 from spandep.evaluation.conll18 import evaluate_conll18
 from spandep.evaluation.metrics import evaluate
 from spandep.options import InferenceOptions
-from spandep.models import Parse, Parser, build_model, config_from_data
+from spandep.models import Parser, build_model, config_from_data
 from spandep.storage.model_io import resolve_device, save_model
 from spandep.pipeline.predict import with_tree
 from spandep.training.averaging import WeightAverage
@@ -52,6 +51,7 @@ from spandep.training.treebanks import epoch_sentences, macro_scores, treebank_f
 
 log = logging.getLogger("spandep.train")
 MORPHOLOGY = ("UPOS", "UFeats", "Lemmas", "MLAS")  # CoNLL 2018 figures logged under [training] select = "las+mlas"
+FORM_ONLY = ("lemma", "upos", "xpos", "feats", "deps")  # the columns blanked for those: the heads predict them all
 
 
 def seed_everything(seed: int) -> None:
@@ -143,19 +143,10 @@ class Trainer:
         scores = {"UAS": r.uas or 0.0, "LAS": r.las or 0.0, "UAS_nopunct": r.uas_no_punct or 0.0, "LAS_nopunct": r.las_no_punct or 0.0}
         if self.cfg["training"]["select"] == "las":
             return scores
-        full = evaluate_conll18(dev, [self._predicted(s, p) for s, p in zip(dev, parses)], gold_source="dev", system_source="<dev parse>")
+        annotated = [with_tree(s.blanked(FORM_ONLY), p) for s, p in zip(dev, parses)]  # as parsed from its forms alone
+        full = evaluate_conll18(dev, annotated, gold_source="dev", system_source="<dev parse>")
         figures = dict(full.metrics())
         return scores | {m: figures[m].f1 for m in MORPHOLOGY}
-
-    def _predicted(self, sentence: Sentence, parse: Parse) -> Sentence:
-        """``sentence`` as the model annotates it from its forms alone: the tree and every head's column predicted,
-        the other columns ``_`` (the input of ``spandep parse`` with nothing but FORM given)."""
-        words = [
-            dataclasses.replace(w, head=h, deprel=r, deps="_", **{c: "_" for c in ("lemma", "upos", "xpos", "feats")}
-                                | {self.model.heads[name].column: values[i] for name, values in parse.columns.items()})
-            for i, (w, h, r) in enumerate(zip(sentence.words, parse.heads, parse.labels))
-        ]
-        return dataclasses.replace(sentence, words=words)
 
     def _key(self, scores: dict[str, float]) -> tuple[float, float]:
         """What the best epoch maximises (``[training] select``)."""
