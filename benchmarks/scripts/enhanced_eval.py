@@ -40,7 +40,7 @@ from benchmarks.suite.record import checkout, machine, portable_path, write_json
 from benchmarks.suite.systems import DATA, DATASETS, REPO
 from spandep.data.conllu import read_conllu, write_conllu
 from spandep.data.sentence import Sentence
-from spandep.enhancement import enhance
+from spandep.enhancement import enhance, without_empty_nodes
 from spandep.enhancement.collapse import collapse_empty_nodes
 
 RESULTS = REPO / "benchmarks" / "results" / "enhanced"
@@ -59,8 +59,7 @@ def score(gold: Path, system: Path) -> dict[str, Any]:
 
 def copied(sentence: Sentence) -> Sentence:
     """The baseline: DEPS = HEAD:DEPREL, no empty node."""
-    words = [replace(w, deps=f"{w.head}:{w.deprel}") for w in sentence.words]
-    return replace(sentence, words=words, extra_lines=[e for e in sentence.extra_lines if "." not in e[1].split("\t", 1)[0]])
+    return without_empty_nodes(replace(sentence, words=[replace(w, deps=f"{w.head}:{w.deprel}") for w in sentence.words]))
 
 
 def gold_tokens(sentence: Sentence) -> Sentence:
@@ -68,7 +67,7 @@ def gold_tokens(sentence: Sentence) -> Sentence:
     blanked = sentence.blanked(PREDICTED)
     for w in blanked.words:
         w.head = None
-    return replace(blanked, extra_lines=[e for e in blanked.extra_lines if "." not in e[1].split("\t", 1)[0]])
+    return without_empty_nodes(blanked)
 
 
 def parses(model: str, gold: Path, cache: Path | None) -> tuple[list[Sentence], dict[str, Any]]:

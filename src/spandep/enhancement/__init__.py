@@ -3,25 +3,30 @@ rules and measurements: docs/enhanced.md."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from spandep.data.sentence import Sentence
 from spandep.enhancement.case import case_labels
 from spandep.enhancement.control import controlled_subjects
 from spandep.enhancement.coordination import shared_heads, shared_subjects
-from spandep.enhancement.graph import Graph
+from spandep.enhancement.graph import Graph, without_empty_nodes
 from spandep.enhancement.relative import relative_pronouns
 
 RULES = (case_labels, relative_pronouns, shared_heads, shared_subjects, controlled_subjects)  # in this order
 
 
-def enhance(sentence: Sentence) -> Sentence:
-    """A copy of ``sentence`` with every word's DEPS the enhanced graph of its basic tree (HEAD and DEPREL, every
-    word headed)."""
+def enhance(sentence: Sentence, rules: Sequence[Callable[[Graph], None]] = RULES) -> Sentence:
+    """A copy of ``sentence`` with every word's DEPS the enhanced graph of its basic tree (HEAD and DEPREL; a
+    ``ValueError`` for a word without a head) built by ``rules``, in order. The enhanced graph replaces the one the
+    sentence had: its empty nodes, which belong to that graph, are left out."""
+    if any(w.head is None for w in sentence.words):
+        raise ValueError(f"{sentence.source}:{sentence.line}: an enhanced graph needs a head for every word")
     graph = Graph(sentence)
-    for rule in RULES:
+    for rule in rules:
         rule(graph)
-    return replace(sentence, words=[replace(w, deps=graph.column(w.id)) for w in sentence.words])
+    words = [replace(w, deps=graph.column(w.id)) for w in sentence.words]
+    return without_empty_nodes(replace(sentence, words=words))
 
 
-__all__ = ["RULES", "enhance"]
+__all__ = ["RULES", "enhance", "without_empty_nodes"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from spandep.data.sentence import Sentence
+from spandep.enhancement.graph import is_empty_node, without_empty_nodes
 
 
 def _edges(deps: str) -> list[tuple[str, str]]:
@@ -19,8 +20,8 @@ def collapse_empty_nodes(sentence: Sentence) -> Sentence:
     """A copy of ``sentence`` with its empty nodes collapsed into paths in the other words' DEPS."""
     empty = {}
     for _, line in sentence.extra_lines:
-        columns = line.split("\t")
-        if "." in columns[0]:
+        if is_empty_node(line):
+            columns = line.split("\t")
             empty[columns[0]] = _edges(columns[8])
 
     def paths(head: str, label: str, seen: frozenset[str] = frozenset()) -> list[str]:
@@ -34,5 +35,4 @@ def collapse_empty_nodes(sentence: Sentence) -> Sentence:
         return sentence
     words = [replace(w, deps="|".join(dict.fromkeys(p for h, r in _edges(w.deps) for p in paths(h, r))) or "_")
              for w in sentence.words]
-    extra = [(k, line) for k, line in sentence.extra_lines if "." not in line.split("\t", 1)[0]]
-    return replace(sentence, words=words, extra_lines=extra)
+    return without_empty_nodes(replace(sentence, words=words))

@@ -3,7 +3,19 @@ and each word's features, so that the rules read the tree and write the graph wi
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from spandep.data.sentence import Sentence, Token
+
+
+def is_empty_node(line: str) -> bool:
+    """Whether an extra line of a sentence (``Sentence.extra_lines``) is an empty node's (ID ``8.1``)."""
+    return "." in line.split("\t", 1)[0]
+
+
+def without_empty_nodes(sentence: Sentence) -> Sentence:
+    """``sentence`` without its empty nodes' lines (multiword tokens kept)."""
+    return replace(sentence, extra_lines=[(k, line) for k, line in sentence.extra_lines if not is_empty_node(line)])
 
 
 def feature(token: Token, name: str) -> str | None:
