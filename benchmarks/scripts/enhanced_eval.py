@@ -12,7 +12,8 @@ drops the edges of empty nodes, for comparison). Systems:
 - ``<model>``: the gold tokens (FORM, MISC, multiword tokens) with every other column blanked, parsed by the shipped
   model (tree, tags, features and lemmas all predicted), one torch thread.
 
-Each gets DEPS = HEAD:DEPREL (``copy``) and DEPS from ``spandep.enhancement.enhance`` (``rules``).
+Each gets DEPS = HEAD:DEPREL (``copy``) and DEPS from ``spandep.enhancement.enhance`` (``rules``); on dev also the
+rules less each one in turn (``without``: the ablation each rule was kept by).
 
     python -m benchmarks.scripts.enhanced_eval --models en en-accurate --splits dev test
 
@@ -40,7 +41,7 @@ from benchmarks.suite.record import checkout, machine, portable_path, write_json
 from benchmarks.suite.systems import DATA, DATASETS, REPO
 from spandep.data.conllu import read_conllu, write_conllu
 from spandep.data.sentence import Sentence
-from spandep.enhancement import enhance, without_empty_nodes
+from spandep.enhancement import RULES, enhance, without_empty_nodes
 from spandep.enhancement.collapse import collapse_empty_nodes
 
 RESULTS = REPO / "benchmarks" / "results" / "enhanced"
@@ -85,17 +86,23 @@ def parses(model: str, gold: Path, cache: Path | None) -> tuple[list[Sentence], 
     return parsed, {"parses": portable_path(kept) if kept else None, "reused": False, "parse_seconds": seconds}
 
 
-def score_system(sentences: list[Sentence], golds: dict[str, Path], folder: Path) -> dict[str, Any]:
-    """The copy baseline and the rules on ``sentences``, each against every gold file of ``golds``."""
+def score_system(sentences: list[Sentence], golds: dict[str, Path], folder: Path, ablation: bool) -> dict[str, Any]:
+    """The copy baseline and the rules on ``sentences``, each against every gold file of ``golds``; ``ablation``:
+    also the rules less each one in turn, against the collapsed gold (how each rule was chosen, on dev)."""
     result: dict[str, Any] = {}
     for name, make in (("copy", copied), ("rules", enhance)):
         system = folder / f"{name}.conllu"
         write_conllu(map(make, sentences), system)
         result[name] = {kind: score(gold, system) for kind, gold in golds.items()}
+    for rule in RULES if ablation else ():
+        system = folder / "ablation.conllu"
+        write_conllu((enhance(s, [r for r in RULES if r is not rule]) for s in sentences), system)
+        scores = score(golds["collapsed"], system)
+        result.setdefault("without", {})[rule.__name__] = {m: scores[m] for m in ("ELAS", "EULAS")}
     return result
 
 
-def score_split(gold: Path, models: Iterable[str], cache: Path | None) -> dict[str, Any]:
+def score_split(gold: Path, models: Iterable[str], cache: Path | None, ablation: bool) -> dict[str, Any]:
     sentences = list(read_conllu(gold))
     result: dict[str, Any] = {"file": portable_path(gold), "sentences": len(sentences)}
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,10 +110,10 @@ def score_split(gold: Path, models: Iterable[str], cache: Path | None) -> dict[s
         collapsed = folder / "gold-collapsed.conllu"
         write_conllu(map(collapse_empty_nodes, sentences), collapsed)
         golds = {"collapsed": collapsed, "uncollapsed": gold}
-        result["gold-tree"] = score_system(sentences, golds, folder)
+        result["gold-tree"] = score_system(sentences, golds, folder, ablation)
         for model in models:
             parsed, how = parses(model, gold, cache)
-            result[model] = {**how, **score_system(parsed, golds, folder)}
+            result[model] = {**how, **score_system(parsed, golds, folder, ablation)}
     return result
 
 
@@ -116,6 +123,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--splits", nargs="+", default=["dev", "test"], choices=["train", "dev", "test"])
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("SPANDEP_DATA", DATA)), help="Treebank folder (default ../shared/data, or $SPANDEP_DATA).")
     parser.add_argument("--parses", type=Path, help="Keep the parses in this folder and reuse them on a rerun.")
+    parser.add_argument("--ablation", nargs="*", default=["dev"], help="Splits on which to score the rules less each one.")
     parser.add_argument("--out", type=Path, default=RESULTS / "en_ewt.json", help="Result file.")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
@@ -128,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     }
     for split in args.splits:
         gold = args.data / getattr(DATASETS["en_ewt"], split).relative_to(DATA)
-        result[split] = score_split(gold, args.models, args.parses)
+        result[split] = score_split(gold, args.models, args.parses, split in args.ablation)
         for system in ("gold-tree", *args.models):
             row = result[split][system]
             print(split, system, " ".join(f"{k} ELAS {row[k]['collapsed']['ELAS']:.2f} EULAS {row[k]['collapsed']['EULAS']:.2f}" for k in ("copy", "rules")))
