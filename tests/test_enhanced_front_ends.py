@@ -1,0 +1,47 @@
+"""Enhanced graphs through the front ends (``parse --enhanced``, ``enhanced=True`` in the API, JSON's ``deps``), and
+the fill rule: without the option the input's DEPS is not touched by the enhancement."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from conftest import DEV
+from spandep.cli.main import app
+from spandep.data.conllu import read_conllu
+from spandep.enhancement import enhance
+
+runner = CliRunner()
+
+
+def test_parse_enhanced_writes_the_rules_graph_over_the_parse(tmp_path, tiny_models) -> None:
+    plain, enhanced = tmp_path / "plain.conllu", tmp_path / "enhanced.conllu"
+    for out, flags in ((plain, []), (enhanced, ["--enhanced"])):
+        result = runner.invoke(app, ["parse", str(DEV), "-o", str(out), "--model", str(tiny_models["biaffine"]), *flags])
+        assert result.exit_code == 0, result.output
+    gold, before, after = (list(read_conllu(p)) for p in (DEV, plain, enhanced))
+    assert any(s.extra_lines for s in gold) and any("." in line.split("\t")[0] for s in gold for _, line in s.extra_lines)
+    for g, b, a in zip(gold, before, after):
+        assert (b.heads, b.deprels) == (a.heads, a.deprels)  # the same parse
+        assert [w.deps for w in a.words] == [w.deps for w in enhance(b).words]
+        assert all(f"{w.head}:{w.deprel.split(':')[0]}" in w.deps for w in a.words)  # the basic arc is in the graph
+        assert [e for e in a.extra_lines if "." in e[1].split("\t")[0]] == []  # the input's empty nodes replaced
+        assert [e for e in a.extra_lines if "-" in e[1].split("\t")[0]] == [e for e in g.extra_lines if "-" in e[1].split("\t")[0]]
+        if (g.heads, g.deprels) == (b.heads, b.deprels):  # without the option the fill rule keeps a given DEPS
+            assert [w.deps for w in b.words] == [w.deps for w in g.words]
+
+
+def test_api_and_json_expose_deps(tiny_models) -> None:
+    import spandep
+
+    nlp = spandep.load(tiny_models["biaffine"], threads=1)
+    words = [["She", "came", "and", "saw", "the", "cat", "."]]
+    plain = nlp.parse_tokens(words)
+    doc = nlp.parse_tokens(words, enhanced=True)
+    assert [w.deps for w in plain.words] == ["_"] * 7 and "deps" not in plain.to_json()[0]
+    assert [w.deps for w in doc.words] == [w.deps for w in enhance(plain.data[0]).words]
+    assert json.loads(json.dumps(doc.to_json()))[0]["deps"] == [w.deps for w in doc.words]
+    assert [w.deps for w in spandep.load(tiny_models["biaffine"], threads=1, enhanced=True).parse_tokens(words).words] == [
+        w.deps for w in doc.words
+    ]
