@@ -45,3 +45,24 @@ def test_api_and_json_expose_deps(tiny_models) -> None:
     assert [w.deps for w in spandep.load(tiny_models["biaffine"], threads=1, enhanced=True).parse_tokens(words).words] == [
         w.deps for w in doc.words
     ]
+
+
+def test_the_service_parse_endpoint_takes_enhanced(tiny_models, tmp_path) -> None:
+    import httpx
+    from serve_live import live_server
+
+    from spandep.serve.service import Service, ServiceSettings
+
+    tiny = str(tiny_models["biaffine"])
+    text = "She came and saw the cat."
+    with live_server(Service.load([tiny], ServiceSettings(), threads=1)) as url:
+        answers = [httpx.post(f"{url}/parse", json={"data": text, "output": "conllu", **extra}, timeout=60).json()
+                   for extra in ({}, {"enhanced": True})]
+    source = tmp_path / "in.txt"
+    source.write_text(text, encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    result = runner.invoke(app, ["parse", str(source), "-f", "text", "-o", str(out), "--model", tiny, "--enhanced",
+                                 "--batch-tokens", str(ServiceSettings().batch_tokens)])
+    assert result.exit_code == 0, result.output
+    assert answers[1]["result"] == out.read_text(encoding="utf-8")  # what spandep parse --enhanced writes
+    assert "deps" not in answers[0]["sentences"][0] and answers[1]["sentences"][0]["deps"][0] != "_"
