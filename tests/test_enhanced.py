@@ -129,8 +129,11 @@ def test_enhance_replaces_the_graph_and_its_empty_nodes_and_needs_a_tree() -> No
     assert out.extra_lines == [] and out.words[0].deps == "0:root"
     assert s.words[0].deps == "0:root|1.1:dep"  # a copy: the input is unchanged
     s.words[0].head = None
-    with pytest.raises(ValueError, match="needs a head for every word"):
+    with pytest.raises(ValueError, match="needs a tree"):
         enhance(s)
+    cycle = sentence("a a X _ 2 dep", "b b X _ 1 dep")
+    with pytest.raises(ValueError, match="needs a tree"):
+        enhance(cycle)
 
 
 GAPPING = """# text = Mary won gold and Peter bronze

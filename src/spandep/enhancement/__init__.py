@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from spandep.data.sentence import Sentence
+from spandep.data.trees import is_valid_tree
 from spandep.enhancement.case import case_labels
 from spandep.enhancement.control import controlled_subjects
 from spandep.enhancement.coordination import shared_heads, shared_subjects
@@ -18,10 +19,10 @@ RULES = (case_labels, relative_pronouns, shared_heads, shared_subjects, controll
 
 def enhance(sentence: Sentence, rules: Sequence[Callable[[Graph], None]] = RULES) -> Sentence:
     """A copy of ``sentence`` with every word's DEPS the enhanced graph of its basic tree (HEAD and DEPREL; a
-    ``ValueError`` for a word without a head) built by ``rules``, in order. The enhanced graph replaces the one the
+    ``ValueError`` where they are not a tree) built by ``rules``, in order. The enhanced graph replaces the one the
     sentence had: its empty nodes, which belong to that graph, are left out."""
-    if any(w.head is None for w in sentence.words):
-        raise ValueError(f"{sentence.source}:{sentence.line}: an enhanced graph needs a head for every word")
+    if not is_valid_tree(sentence.heads):
+        raise ValueError(f"{sentence.source}:{sentence.line}: an enhanced graph needs a tree (a head for every word, one root, no cycle)")
     graph = Graph(sentence)
     for rule in rules:
         rule(graph)
