@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from spandep.data.sentence import Sentence
+from spandep.data.sentence import Sentence, Token
 from spandep.data.trees import is_valid_tree
 from spandep.enhancement.case import case_labels
 from spandep.enhancement.control import controlled_subjects
@@ -26,7 +26,7 @@ def enhance(sentence: Sentence, rules: Sequence[Callable[[Graph], None]] = RULES
     graph = Graph(sentence)
     for rule in rules:
         rule(graph)
-    words = [replace(w, deps=graph.column(w.id)) for w in sentence.words]
+    words = [Token(**{**vars(w), "deps": graph.column(w.id)}) for w in sentence.words]  # dataclasses.replace: 5 times slower
     return without_empty_nodes(replace(sentence, words=words))
 
 

@@ -12,7 +12,8 @@ CONTROLLERS = (("obj", "iobj"), ("nsubj",))  # tried in this order
 def controlled_subjects(graph: Graph) -> None:
     """Add ``nsubj:xsubj`` from each ``xcomp`` (a basic one or one shared through coordination) without a subject of
     its own to its controller, higher clauses first so a chain of them (``tries to want to go``) resolves."""
-    for word in sorted(graph.words, key=lambda w: depth(graph, w.id)):
+    complements = [w for w in graph.words if any(label == "xcomp" for _, label in graph.edges[w.id])]
+    for word in sorted(complements, key=lambda w: depth(graph, w.id)):
         if graph.children(word.id, "nsubj", "csubj", "expl"):
             continue
         for head in [h for h, label in graph.edges[word.id] if label == "xcomp"]:
