@@ -16,10 +16,11 @@ runner = CliRunner()
 
 
 def test_parse_enhanced_writes_the_rules_graph_over_the_parse(tmp_path, tiny_models) -> None:
-    plain, enhanced = tmp_path / "plain.conllu", tmp_path / "enhanced.conllu"
-    for out, flags in ((plain, []), (enhanced, ["--enhanced"])):
+    plain, enhanced, workers = tmp_path / "plain.conllu", tmp_path / "enhanced.conllu", tmp_path / "workers.conllu"
+    for out, flags in ((plain, []), (enhanced, ["--enhanced"]), (workers, ["--enhanced", "--workers", "2"])):
         result = runner.invoke(app, ["parse", str(DEV), "-o", str(out), "--model", str(tiny_models["biaffine"]), *flags])
         assert result.exit_code == 0, result.output
+    assert workers.read_text(encoding="utf-8") == enhanced.read_text(encoding="utf-8")  # the option reaches the workers
     gold, before, after = (list(read_conllu(p)) for p in (DEV, plain, enhanced))
     assert any(s.extra_lines for s in gold) and any("." in line.split("\t")[0] for s in gold for _, line in s.extra_lines)
     for g, b, a in zip(gold, before, after):
