@@ -116,7 +116,9 @@ def rules_speed(sentences: list[Sentence], repeats: int = 3) -> float:
 
 def score_split(gold: Path, models: Iterable[str], cache: Path | None, ablation: bool) -> dict[str, Any]:
     sentences = list(read_conllu(gold))
-    result: dict[str, Any] = {"file": portable_path(gold), "sentences": len(sentences), "rules_words_per_s": rules_speed(sentences)}
+    result: dict[str, Any] = {
+        "file": portable_path(gold), "sentences": len(sentences), "rules_words_per_s": rules_speed(sentences),
+    }
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         collapsed = folder / "gold-collapsed.conllu"
@@ -133,7 +135,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="*", default=["en", "en-accurate"], help="Shipped models (or folders) to parse with.")
     parser.add_argument("--splits", nargs="+", default=["dev", "test"], choices=["train", "dev", "test"])
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("SPANDEP_DATA", DATA)), help="Treebank folder (default ../shared/data, or $SPANDEP_DATA).")
+    parser.add_argument("--data", type=Path, default=Path(os.environ.get("SPANDEP_DATA", DATA)),
+                        help="Treebank folder (default ../shared/data, or $SPANDEP_DATA).")
     parser.add_argument("--parses", type=Path, help="Keep the parses in this folder and reuse them on a rerun.")
     parser.add_argument("--ablation", nargs="*", default=["dev"], help="Splits on which to score the rules less each one.")
     parser.add_argument("--out", type=Path, default=RESULTS / "en_ewt.json", help="Result file.")
@@ -151,7 +154,8 @@ def main(argv: list[str] | None = None) -> None:
         result[split] = score_split(gold, args.models, args.parses, split in args.ablation)
         for system in ("gold-tree", *args.models):
             row = result[split][system]
-            print(split, system, " ".join(f"{k} ELAS {row[k]['collapsed']['ELAS']:.2f} EULAS {row[k]['collapsed']['EULAS']:.2f}" for k in ("copy", "rules")))
+            figures = (f"{k} ELAS {row[k]['collapsed']['ELAS']:.2f} EULAS {row[k]['collapsed']['EULAS']:.2f}" for k in ("copy", "rules"))
+            print(split, system, " ".join(figures))
     write_json(args.out, result)
     print("wrote", portable_path(args.out))
 

@@ -22,7 +22,8 @@ def enhance(sentence: Sentence, rules: Sequence[Callable[[Graph], None]] = RULES
     ``ValueError`` where they are not a tree) built by ``rules``, in order. The enhanced graph replaces the one the
     sentence had: its empty nodes, which belong to that graph, are left out."""
     if not is_valid_tree(sentence.heads):
-        raise ValueError(f"{sentence.source}:{sentence.line}: an enhanced graph needs a tree (a head for every word, one root, no cycle)")
+        where = f"{sentence.source}:{sentence.line}"
+        raise ValueError(f"{where}: an enhanced graph needs a tree (a head for every word, one root, no cycle)")
     graph = Graph(sentence)
     for rule in rules:
         rule(graph)

@@ -55,14 +55,9 @@ class Graph:
             self.edges[dependent].append(pair)
 
     def relabel(self, dependent: int, old: tuple[int, str], label: str) -> None:
-        """Give the edge ``old`` of ``dependent`` the label ``label`` (dropped where the new edge exists already)."""
+        """Give the edge ``old`` of ``dependent`` the label ``label``."""
         edges = self.edges[dependent]
-        new = (old[0], label)
-        edges[edges.index(old)] = new
-        if edges.count(new) > 1:
-            edges.reverse()
-            edges.remove(new)
-            edges.reverse()
+        edges[edges.index(old)] = (old[0], label)
 
     def remove(self, dependent: int, edge: tuple[int, str]) -> None:
         """Drop ``edge`` of ``dependent``."""
@@ -70,9 +65,10 @@ class Graph:
 
     def column(self, dependent: int) -> str:
         """The DEPS value of ``dependent``: its edges sorted by head, then label (CoNLL-U's order)."""
-        return "|".join(f"{h}:{label}" for h, label in sorted(self.edges[dependent], key=lambda e: (e[0], e[1])))
+        return "|".join(f"{h}:{label}" for h, label in sorted(self.edges[dependent]))
 
     def dependents(self, head: int, *relations: str) -> list[int]:
         """The dependents of ``head`` in the graph over an edge whose label, less its subtypes, is one of
         ``relations``."""
-        return [d for d, edges in self.edges.items() if any(h == head and label.split(":")[0] in relations for h, label in edges)]
+        return [d for d, edges in self.edges.items()
+                if any(h == head and label.split(":")[0] in relations for h, label in edges)]
