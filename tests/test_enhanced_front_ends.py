@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from conftest import DEV
@@ -15,6 +16,7 @@ from spandep.enhancement import enhance
 runner = CliRunner()
 
 
+@pytest.mark.slow  # child processes (--workers 2)
 def test_parse_enhanced_writes_the_rules_graph_over_the_parse(tmp_path, tiny_models) -> None:
     plain, enhanced, workers = tmp_path / "plain.conllu", tmp_path / "enhanced.conllu", tmp_path / "workers.conllu"
     for out, flags in ((plain, []), (enhanced, ["--enhanced"]), (workers, ["--enhanced", "--workers", "2"])):
@@ -48,6 +50,7 @@ def test_api_and_json_expose_deps(tiny_models) -> None:
     ]
 
 
+@pytest.mark.slow  # a live server
 def test_the_service_parse_endpoint_takes_enhanced(tiny_models, tmp_path) -> None:
     import httpx
     from serve_live import live_server
