@@ -3,8 +3,8 @@ conjoined predicate without a subject of its own shares the first one's (``she c
 
 from __future__ import annotations
 
-from spandep.enhancement.case import marker
 from spandep.data.sentence import Token
+from spandep.enhancement.case import marker
 from spandep.enhancement.graph import Graph, feature
 
 SUBJECTS = ("nsubj", "csubj")
