@@ -16,6 +16,7 @@ words with their head word, relation, tags and character offsets into the input 
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -230,11 +231,13 @@ class Pipeline:
         stats: InferenceStats | None = None,
     ) -> Iterator[Sentence]:
         """The parse every front end runs: ``sentences`` lazily, ``chunk_size`` at a time, in input order and with
-        bounded memory, with ``options`` (:meth:`options_for`'s; ``None``: the pipeline's); ``stats`` accumulates
-        the run's counters."""
+        bounded memory, with ``options`` (:meth:`options_for`'s; ``None``: the pipeline's; ``enhanced``: each with
+        its enhanced graph in DEPS, :func:`spandep.enhancement.enhance`); ``stats`` accumulates the run's counters."""
         from spandep.pipeline.predict import parse_stream
 
-        return parse_stream(self.model, sentences, options or self.options, chunk_size, stats)
+        options = options or self.options
+        parsed = parse_stream(self.model, sentences, options, chunk_size, stats)
+        return _enhanced(parsed) if options.enhanced else parsed
 
     def parse_chunk(self, chunk: list[Sentence], options: InferenceOptions | None = None) -> tuple[list[Sentence], InferenceStats]:
         """One chunk parsed together (:meth:`run` of a chunk its size: what a worker or an actor does with each), and
@@ -248,6 +251,14 @@ class Pipeline:
         if self.spec is None:
             raise ValueError("n_process > 1 needs a pipeline made by spandep.load(), which knows how to load the model again")
         return replace(self.spec, options=options or self.options, threads=self.spec.threads or 1)
+
+
+def _enhanced(parsed: Iterator[Sentence]) -> Iterator[Sentence]:
+    """``parsed`` with each sentence's enhanced graph in DEPS; closing it closes ``parsed`` (and its workers)."""
+    from spandep.enhancement import enhance
+
+    with contextlib.closing(parsed):  # type: ignore[type-var]
+        yield from map(enhance, parsed)
 
 
 def load(

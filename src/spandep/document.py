@@ -123,6 +123,10 @@ class Word:
     xpos = _Column("xpos", "The language-specific POS tag.")
     feats = _Column("feats", "Morphological features, ``Name=Value|...`` as in CoNLL-U.")
     deprel = _Column("deprel", "The relation to the head (``root`` for the root).")
+    deps = _Column(
+        "deps", "The enhanced graph's edges into the word, ``head:label|...`` as CoNLL-U's DEPS (the input's, or the "
+        "rules' with ``enhanced=True``; ``_`` where unknown).",
+    )
     misc = _Column("misc", "The MISC column (``SpaceAfter=No``, ``TokenRange=start:end``, ...).")
 
     @property

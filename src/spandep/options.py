@@ -45,7 +45,8 @@ class InferenceOptions:
     log-probabilities in the link scores) and ``label_source`` (``linker`` | ``word``). ``batch_tokens``: padded
     tokens per batch (lower it if memory runs out). ``treebank``: which of a multi-treebank model's treebanks to
     parse as (its embedding, its labels and classes; docs/design.md, "Several treebanks"); like ``batch_tokens`` it
-    is a choice of the run, never a saved model setting."""
+    is a choice of the run, never a saved model setting. ``enhanced``: write each parsed sentence's enhanced graph
+    (DEPS) by the rules of :mod:`spandep.enhancement`, another choice of the run (docs/enhanced.md)."""
 
     decoder: str | None = None
     k: int | None = None
@@ -56,6 +57,7 @@ class InferenceOptions:
     label_source: str | None = None
     batch_tokens: int = DEFAULT_BATCH_TOKENS
     treebank: str | None = None
+    enhanced: bool = False
 
     def __post_init__(self) -> None:
         checks = {
@@ -72,6 +74,7 @@ class InferenceOptions:
             if value is not None:
                 check(value)
         _check_limit("batch_tokens", self.batch_tokens)
+        _check_bool("enhanced", self.enhanced)
         if self.treebank is not None and (not isinstance(self.treebank, str) or not self.treebank):
             raise ValueError(f"treebank must be a treebank's name, not {self.treebank!r}")
 
@@ -90,11 +93,11 @@ class InferenceOptions:
         return {k: v for k, v in asdict(self).items() if v is not None and k not in RUN_CHOICES}
 
     def over(self, saved: InferenceOptions) -> InferenceOptions:
-        """``saved`` with the settings given here put over it (``batch_tokens`` and ``treebank`` from here)."""
-        return replace(saved, batch_tokens=self.batch_tokens, treebank=self.treebank, **self.given())
+        """``saved`` with the settings given here put over it (the run's choices, ``RUN_CHOICES``, from here)."""
+        return replace(saved, batch_tokens=self.batch_tokens, treebank=self.treebank, enhanced=self.enhanced, **self.given())
 
 
-RUN_CHOICES = ("batch_tokens", "treebank")  # options of a run, not settings a model saves
+RUN_CHOICES = ("batch_tokens", "treebank", "enhanced")  # options of a run, not settings a model saves
 MODEL_SETTINGS = tuple(f.name for f in fields(InferenceOptions) if f.name not in RUN_CHOICES)
 
 

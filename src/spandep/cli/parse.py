@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
@@ -52,6 +53,10 @@ def parse(
         False, "--confidence", help="CoNLL-U: each word's head and label probabilities in MISC (HeadProb, LabelProb) "
         "and the sentence's score in a '# confidence' comment (JSON Lines always has them).",
     ),
+    enhanced: bool = typer.Option(
+        False, "--enhanced", help="Write each sentence's enhanced graph (DEPS) by rules over the parse, replacing the input's "
+        "DEPS and empty nodes (docs/enhanced.md); without it a DEPS column given stays as it is.",
+    ),
 ) -> None:
     """Parse INPUT and write every sentence: as CoNLL-U with all its columns and lines plus predicted HEAD and
     DEPREL, as JSON Lines, or as pictures of the trees."""
@@ -66,7 +71,7 @@ def parse(
             raise OptionError(f"--output-format: unknown format {output_format!r}; use one of {', '.join(OUTPUT_FORMATS)}")
         if output_format in ("svg", "html") and importlib.util.find_spec("spacy") is None:
             raise OptionError("--output-format: pictures need spaCy: pip install 'spandep[spacy]'")
-        given = inference_options(decoder, k, lam, batch_tokens, treebank)
+        given = replace(inference_options(decoder, k, lam, batch_tokens, treebank), enhanced=enhanced)
         check_input(input)
         if str(input) != "-" and input.is_file():  # standard input, a FIFO or a device is checked as it is read
             check_input_data(input, input_format)

@@ -2,8 +2,8 @@
 
 - ``jsonl``: one JSON object per sentence, streamed: ``id`` and ``text`` (when the sentence has ``# sent_id`` /
   ``# text`` comments), then parallel lists ``tokens``, ``heads`` (1-based, 0 = root), ``deprels``, ``upos``,
-  ``xpos``, ``feats``, ``lemmas`` (``null`` where unknown) and, for parsed sentences, ``head_probs``,
-  ``label_probs`` and the sentence's ``confidence``.
+  ``xpos``, ``feats``, ``lemmas`` (``null`` where unknown), ``deps`` (each word's DEPS, ``head:label|...``) where
+  some word has one, and, for parsed sentences, ``head_probs``, ``label_probs`` and the sentence's ``confidence``.
 - ``conllu`` with ``confidence=True``: each word's MISC gets ``HeadProb=…|LabelProb=…`` and the sentence a
   ``# confidence = …`` comment (CoNLL-U is otherwise written as read, plus the parse).
 - ``svg``: one SVG picture holding every tree, one below the other, each under a caption (its id and text).
@@ -89,6 +89,8 @@ def sentence_record(sentence: Sentence) -> dict[str, Any]:
     record["deprels"] = [_known(r) for r in sentence.deprels]
     for key, column in (("upos", "upos"), ("xpos", "xpos"), ("feats", "feats"), ("lemmas", "lemma")):
         record[key] = [_known(getattr(w, column)) for w in sentence.words]
+    if any(w.deps != "_" for w in sentence.words):
+        record["deps"] = [_known(w.deps) for w in sentence.words]
     if sentence.confidence is not None:
         record["head_probs"] = [_rounded(w.head_prob) for w in sentence.words]
         record["label_probs"] = [_rounded(w.label_prob) for w in sentence.words]

@@ -183,11 +183,13 @@ class Service:
             "queued": self.batcher.queued(), "parsing": self.batcher.parsing, **self.batcher.counters.as_dict(),
         }
 
-    def options(self, decoder: str | None = None, k: int | None = None, lam: float | None = None) -> InferenceOptions:
+    def options(
+        self, decoder: str | None = None, k: int | None = None, lam: float | None = None, enhanced: bool = False
+    ) -> InferenceOptions:
         """Inference options of a request, to put over each served pipeline's own (400 for a value out of its
         range)."""
         try:
-            return InferenceOptions(decoder=decoder, k=k, lam=lam, batch_tokens=self.settings.batch_tokens)
+            return InferenceOptions(decoder=decoder, k=k, lam=lam, batch_tokens=self.settings.batch_tokens, enhanced=enhanced)
         except ValueError as exc:
             raise ServiceError(400, str(exc)) from None
 
@@ -197,7 +199,9 @@ class Service:
         name = self.model_name(request.model)
         self._check_size(request)
         try:  # the pipeline's options (its treebank) with the request's settings over them
-            options = self.models[name].options_for(batch_tokens=request.options.batch_tokens, **request.options.given())
+            options = self.models[name].options_for(
+                batch_tokens=request.options.batch_tokens, enhanced=request.options.enhanced, **request.options.given()
+            )
         except ValueError as exc:
             raise ServiceError(400, f"model {name}: {exc}") from None
         given: list[Sentence] = []
