@@ -190,14 +190,17 @@ def test_constraints_no_tree_keeps_are_one_error_naming_the_words(heads, spans, 
         decoded(decoder, scores, Fixed.of(heads, spans))
 
 
-def test_crossing_arcs_are_kept_by_mst_and_refused_by_the_projective_decoders() -> None:
+def test_crossing_arcs_are_kept_by_mst_refused_by_eisner_and_the_span_dp_falls_back() -> None:
+    """Eisner has no tree to give; the span DP gives span MST's, as it does for candidates without a projective tree."""
     fixed = Fixed.of([3, FREE, 0, 2])
     scores = np.zeros((5, 5))
     heads = decoded(mst, scores, fixed)
     assert heads[0] == 3 and heads[2] == 0 and heads[3] == 2 and tree_problems(heads) == []
-    cands = SpanCandidates.from_lists(4, [(w, 1, 4, 0.0) for w in range(1, 5)])
     with pytest.raises(ConstraintError, match="cross"):
-        span_dp(cands, np.zeros((cands.size, cands.size)), 1.0, fixed)
+        decoded(eisner, scores, fixed)
+    cands = SpanCandidates.from_lists(4, [(w, s, e, 0.0) for w in range(1, 5) for s in range(1, w + 1) for e in range(w, 5)])
+    res = span_dp(cands, np.zeros((cands.size, cands.size)), 1.0, fixed)
+    assert res.fallback and fixed.broken(res.heads[1:].tolist()) is None and tree_problems(res.heads[1:].tolist()) == []
 
 
 def test_a_root_arc_crossing_a_given_arc_is_found_by_decoding() -> None:

@@ -14,10 +14,11 @@ from typing import Any
 
 from spandep.limits import limit
 
-__all__ = ["DECODER_NAMES", "LABEL_SOURCES", "MODEL_SETTINGS", "InferenceOptions", "InferenceStats"]
+__all__ = ["DECODER_NAMES", "KEEP_CHOICES", "LABEL_SOURCES", "MODEL_SETTINGS", "InferenceOptions", "InferenceStats"]
 
 DECODER_NAMES = ("mst", "projective")
 LABEL_SOURCES = ("linker", "word")
+KEEP_CHOICES = ("heads", "heads,deprels")  # what of the input's tree a parse keeps (docs/constrained.md)
 DEFAULT_BATCH_TOKENS = 4000
 
 
@@ -45,7 +46,9 @@ class InferenceOptions:
     log-probabilities in the link scores) and ``label_source`` (``linker`` | ``word``). ``batch_tokens``: padded
     tokens per batch (lower it if memory runs out). ``treebank``: which of a multi-treebank model's treebanks to
     parse as (its embedding, its labels and classes; docs/design.md, "Several treebanks"); like ``batch_tokens`` it
-    is a choice of the run, never a saved model setting."""
+    is a choice of the run, never a saved model setting. ``keep``: ``heads`` keeps every HEAD the input gives (an
+    integer; ``_`` is free) and completes the tree around them, ``heads,deprels`` also each DEPREL given with a HEAD
+    (docs/constrained.md); a choice of the run too."""
 
     decoder: str | None = None
     k: int | None = None
@@ -56,6 +59,7 @@ class InferenceOptions:
     label_source: str | None = None
     batch_tokens: int = DEFAULT_BATCH_TOKENS
     treebank: str | None = None
+    keep: str | None = None
 
     def __post_init__(self) -> None:
         checks = {
@@ -66,6 +70,7 @@ class InferenceOptions:
             "mutual": lambda v: _check_bool("mutual", v),
             "arc_weight": lambda v: _check_limit("arc_weight", v),
             "label_source": lambda v: _check_choice("label_source", v, LABEL_SOURCES),
+            "keep": lambda v: _check_choice("keep", v, KEEP_CHOICES),
         }
         for name, check in checks.items():
             value = getattr(self, name)
@@ -90,11 +95,11 @@ class InferenceOptions:
         return {k: v for k, v in asdict(self).items() if v is not None and k not in RUN_CHOICES}
 
     def over(self, saved: InferenceOptions) -> InferenceOptions:
-        """``saved`` with the settings given here put over it (``batch_tokens`` and ``treebank`` from here)."""
-        return replace(saved, batch_tokens=self.batch_tokens, treebank=self.treebank, **self.given())
+        """``saved`` with the settings given here put over it (the run's choices, ``RUN_CHOICES``, from here)."""
+        return replace(saved, batch_tokens=self.batch_tokens, treebank=self.treebank, keep=self.keep, **self.given())
 
 
-RUN_CHOICES = ("batch_tokens", "treebank")  # options of a run, not settings a model saves
+RUN_CHOICES = ("batch_tokens", "treebank", "keep")  # options of a run, not settings a model saves
 MODEL_SETTINGS = tuple(f.name for f in fields(InferenceOptions) if f.name not in RUN_CHOICES)
 
 

@@ -277,14 +277,15 @@ def span_dp(cands: SpanCandidates, link: np.ndarray, lam: float, fixed: Fixed | 
 
     If no feasible (finite-score) projective tree exists, returns :func:`span_mst`'s result with
     ``fallback=True``. ``fixed``: the best such tree that keeps them, over the candidates and links that agree with
-    them (``ConstraintError`` for constraints no projective tree keeps; the fallback keeps them too).
+    them; where none does (given arcs that cross included) the fallback keeps them (``ConstraintError`` only for
+    constraints that no tree keeps).
     """
     if fixed:
-        fixed.check(cands.n, projective=True)
+        fixed.check(cands.n, projective=False)
         usable, allowed = fixed.span_masks(cands.root, cands.start, cands.end)  # (S,), (S, S)
         kept = SpanCandidates(cands.n, cands.root, cands.start, cands.end, np.where(usable, cands.score, NEG_INF), distinct=True)
         result = _span_dp(kept, np.where(allowed, np.asarray(link, dtype=np.float64), NEG_INF), lam)
-        if result is None:
+        if result is None:  # given arcs that cross included: no projective tree keeps them
             return replace(span_mst(cands, link, lam, fixed), fallback=True)
         return result
     result = _span_dp(cands, link, lam)

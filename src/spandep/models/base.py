@@ -35,15 +35,16 @@ from torch import nn
 from spandep.data.batching import token_batches
 from spandep.data.sentence import Sentence
 from spandep.data.vocab import build_vocab
-from spandep.decoding import DECODERS
+from spandep.decoding import DECODERS, ConstraintError, Fixed, eisner
 from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
+from spandep.errors import InputFormatError
 from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.confidence import ArcScores, Calibration, ChosenArcScores
 from spandep.models.heads import HEADS, IGNORE, HeadInput
 from spandep.models.treebanks import LABELS, Treebanks
 from spandep.registry import SettingsCheck
 
-__all__ = ["Parse", "Parser", "Scores", "fallback_labels"]
+__all__ = ["Parse", "Parser", "Scores", "fallback_labels", "given_constraints", "keep_labels"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,45 @@ def fallback_labels(labels: Sequence[str]) -> tuple[str, str]:
     root = "root" if "root" in labels else labels[0]
     other = "dep" if "dep" in labels else next((x for x in labels if x != "root"), labels[0])
     return root, other
+
+
+def given_constraints(sentence: Sentence, options: InferenceOptions, projective: bool) -> Fixed | None:
+    """The heads ``sentence`` gives (its integer HEADs) when ``options.keep`` keeps them; ``None`` when it gives none
+    or they are not kept. Heads that no tree keeps (``projective``: no projective tree, for a decoder without a
+    non-projective fallback) are an :class:`InputFormatError` naming the sentence and the words."""
+    if not options.keep or all(h is None for h in sentence.heads):
+        return None
+    sent_id = sentence.comment("sent_id")
+    where = f"sentence {sent_id}: " if sent_id else ""
+    try:
+        fixed = Fixed.of(sentence.heads)
+        n = len(sentence)
+        if projective:  # a projective tree keeping them exists when Eisner over no scores keeps them
+            eisner(torch.zeros((1, n + 1, n + 1)), torch.tensor([n]), [fixed])
+        else:
+            fixed.check(n, projective=False)
+    except (ConstraintError, ValueError) as exc:
+        raise InputFormatError(sentence.source, sentence.line, f"{where}cannot keep the given heads: {exc}") from None
+    return fixed
+
+
+def keep_labels(parses: list[Parse], sentences: Sequence[Sentence], options: InferenceOptions | None) -> list[Parse]:
+    """``parses`` with each DEPREL the input gives with a HEAD kept when ``options.keep`` keeps deprels (the label
+    choice restricted to the given one; its probability 1: it is the user's)."""
+    if options is None or options.keep != "heads,deprels":
+        return parses
+    out = []
+    for parse, sentence in zip(parses, sentences):
+        given = [w.head is not None and w.deprel != "_" for w in sentence.words]
+        if not any(given):
+            out.append(parse)
+            continue
+        labels = [w.deprel if g else label for w, g, label in zip(sentence.words, given, parse.labels)]
+        scores = parse.scores
+        if scores is not None:
+            scores = replace(scores, label_probs=np.where(given, 1.0, scores.label_probs))  # (n,)
+        out.append(replace(parse, labels=labels, scores=scores))
+    return out
 
 
 def _in_order(heads: dict[str, Any]) -> list[str]:

@@ -16,6 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from spandep.data.sentence import Sentence
+from spandep.errors import InputFormatError
 from spandep.decoding.windows import ProposedArcs, core_windows, merge_windows, windows
 from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.base import Parse, Parser, fallback_labels
@@ -37,8 +38,15 @@ def parse_sentences(
     window_words: int = WINDOW_WORDS,
 ) -> list[Parse]:
     """``model.parse`` of ``sentences`` (input order), those of more than ``long_words`` words by :func:`parse_long`
-    in windows of ``window_words``; the others in one ``model.parse`` call, as without this function."""
+    in windows of ``window_words``; the others in one ``model.parse`` call, as without this function. A long sentence
+    whose heads ``options.keep`` would keep is an :class:`InputFormatError`: windows do not keep given heads."""
     long = {i for i, s in enumerate(sentences) if len(s) > long_words}
+    for i in sorted(long):
+        if options is not None and options.keep and any(h is not None for h in sentences[i].heads):
+            raise InputFormatError(
+                sentences[i].source, sentences[i].line,
+                f"a sentence of {len(sentences[i])} words with given heads: heads are kept in sentences of up to {long_words:,} words; split it",
+            )
     if not long:
         return model.parse(sentences, options, stats)
     short = [i for i in range(len(sentences)) if i not in long]

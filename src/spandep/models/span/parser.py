@@ -37,7 +37,7 @@ from spandep.checks import Range
 from spandep.data.sentence import Sentence
 from spandep.encoders.base import WordEncoder
 from spandep.options import InferenceOptions, InferenceStats
-from spandep.models.base import Parse, Parser
+from spandep.models.base import Parse, Parser, keep_labels
 from spandep.decoding import DECODERS
 from spandep.models.biaffine import BiaffineScorer
 from spandep.models.layers import evaluating
@@ -195,7 +195,7 @@ class SpanParser(Parser):
             results, run = inference.parse(list(sentences))
         if stats is not None:
             stats.add(run)
-        return results
+        return keep_labels(results, sentences, options)
 
     def score(self, sentences: Sequence[Sentence], options: InferenceOptions | None = None) -> SpanScores:
         """Stages 1 and 2 of a parse with ``options`` and retrieval, decodable with or without it (``SpanScores``)."""
