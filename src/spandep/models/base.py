@@ -125,6 +125,7 @@ class Parser(SettingsCheck, nn.Module):
     config_defaults: ClassVar[dict[str, Any]] = {}
     decoders: ClassVar[dict[str, str]] = {}
     inference_defaults: ClassVar[dict[str, Any]] = {}
+    projective_fallback: ClassVar[bool] = False  # its projective decoder gives a non-projective tree when none keeps the given heads
     scoring_settings: ClassVar[tuple[str, ...]] = ()  # settings that change what :meth:`score` computes, not just its decoding
     config: dict[str, Any]  # the saved config, set by ``spandep.storage.model_io.load_model``
 
@@ -220,6 +221,11 @@ class Parser(SettingsCheck, nn.Module):
         elif options.treebank is not None:
             raise ValueError(f"treebank {options.treebank!r} given, but this model was trained on one treebank: leave treebank out")
         return options.over(saved)
+
+    def constraints(self, sentence: Sentence, options: InferenceOptions) -> Fixed | None:
+        """What a parse of ``sentence`` with ``options`` (complete settings) keeps (:func:`given_constraints`): an
+        :class:`InputFormatError` for given heads that this type's decoder cannot keep."""
+        return given_constraints(sentence, options, projective=options.decoder == "projective" and not self.projective_fallback)
 
     def decoder(self, options: InferenceOptions) -> Callable[..., Any]:
         """The algorithm of the user-facing decoder ``options.decoder`` for this type."""

@@ -14,7 +14,7 @@ from spandep.data.sentence import Sentence
 from spandep.encoders.base import WordEncoder
 from spandep.options import InferenceOptions, InferenceStats
 from spandep.masking import MASKED
-from spandep.models.base import Parse, Parser, given_constraints, keep_labels
+from spandep.models.base import Parse, Parser, keep_labels
 from spandep.models.confidence import ArcScores
 from spandep.models.layers import MLP, Biaffine, evaluating
 from spandep.models.treebanks import LABELS, restrict
@@ -110,7 +110,7 @@ class BiaffineParser(Parser):
         results = [Parse([], [], {name: [] for name in self.heads}) for _ in sentences]
         lengths = [len(s) for s in sentences]
         allowed = self.allowed(LABELS, opts)
-        fixed = [given_constraints(s, opts, projective=opts.decoder == "projective") for s in sentences]
+        fixed = [self.constraints(s, opts) for s in sentences]
         with evaluating(self):
             for idx, batch, x in self.encoded_batches(sentences, opts):
                 s_arc, rel_reps = self.scorer.score(x, batch["word_mask"])  # (batch, 1 + n, 1 + n)

@@ -57,6 +57,7 @@ class SpanParser(Parser):
     """Encoder + span proposal + span linker; ``loss`` is the sum of the proposal and linking losses."""
 
     name = "span"
+    projective_fallback = True  # span_dp gives span_mst's tree when no projective tree keeps the given heads
     config_defaults = {  # word_scorer: true (default sizes) or a table of BiaffineScorer sizes, a word-level head
         "span_mlp": 500, "span_dropout": 0.33, "query_rate": 1.0, "max_queries": 0, "noisy_rate": 0.0,
         "linker": {"format": "late"}, "word_scorer": False,
