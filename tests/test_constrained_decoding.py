@@ -219,3 +219,17 @@ def test_bad_values_are_value_errors() -> None:
         Fixed.of([0, 2])
     with pytest.raises(ValueError, match="subtree 2-4"):
         Fixed.of([FREE, FREE, FREE], [(2, 4)])
+
+
+def test_given_arcs_bring_the_spans_they_need() -> None:
+    """Word 3's span holds its given head 2 and word 2's spans miss word 3: each gets its best span that fits."""
+    from spandep.models.span.candidates import spans_for_given
+
+    n = 4
+    start_lp = np.log(np.full((n + 1, n + 1), 0.25))  # (1 + n, 1 + n) [word, boundary]
+    end_lp = start_lp.copy()  # (1 + n, 1 + n)
+    start_lp[2, 1], end_lp[3, 4] = 0.0, 0.0  # word 2 likes starting at 1, word 3 ending at 4
+    spans = spans_for_given([[(1, 1, 0.0)], [(2, 2, 0.0)], [(1, 4, 0.0)], [(4, 4, 0.0)]], start_lp, end_lp, Fixed.of([2, 0, 2, 3]))
+    assert (3, 4) in [(s, e) for s, e, _ in spans[2]]  # word 3 without its head 2
+    assert (1, 4) in [(s, e) for s, e, _ in spans[1]]  # word 2 over word 1 and over word 3's new span
+    assert spans[0] == [(1, 1, 0.0)] and spans[3] == [(4, 4, 0.0)]

@@ -47,7 +47,7 @@ from spandep.masking import NEG_INF
 from spandep.models.base import Parse, fallback_labels, given_constraints
 from spandep.models.biaffine import BiaffineScorer
 from spandep.models.confidence import ArcScores
-from spandep.models.span.candidates import candidate_queries, groups, link_head_scores, retrieve_parents
+from spandep.models.span.candidates import candidate_queries, groups, link_head_scores, retrieve_parents, spans_for_given
 from spandep.models.span.labels import LabelStates, LabelTable, LinkLabels, read_labels
 from spandep.models.span.linking import LinkScorer, link_from_tables
 from spandep.models.span.proposal import SpanProposal, topk_spans
@@ -296,7 +296,8 @@ class SpanInference:
             if i not in proposed:
                 continue
             p = proposed[i]
-            cands = candidate_queries(p.word_spans, p.n)
+            fixed = scored[i].fixed
+            cands = candidate_queries(p.word_spans if fixed is None else spans_for_given(p.word_spans, p.start_lp, p.end_lp, fixed), p.n)
             scored[i].proposed = cands.size
             scored[i].cands, scored[i].words, scored[i].columns = cands, p.words, p.columns
             if not linker.fits(p.state):
