@@ -135,6 +135,12 @@ def span_problems(draw: st.DrawFn, projective: bool) -> tuple[SpanCandidates, np
     return cands, link, draw(st.sampled_from([0.0, 0.5, 1.0])), fixed
 
 
+def assert_kept(heads: list[int], fixed: Fixed) -> list[int]:
+    """``heads``, checked to be a tree that keeps ``fixed``."""
+    assert tree_problems(heads) == [] and fixed.broken(heads) is None
+    return heads
+
+
 def brute_span_dp(cands: SpanCandidates, link: np.ndarray, lam: float, fixed: Fixed) -> float:
     """Max over projective trees keeping ``fixed`` whose every hull span is a candidate of its word (-inf if none)."""
     n = cands.n
@@ -153,8 +159,7 @@ def brute_span_dp(cands: SpanCandidates, link: np.ndarray, lam: float, fixed: Fi
 def test_span_dp_keeps_constraints_and_is_the_best_tree_that_does(problem) -> None:
     cands, link, lam, fixed = problem
     res = span_dp(cands, link, lam, fixed)
-    heads = res.heads[1:].tolist()
-    assert tree_problems(heads) == [] and fixed.broken(heads) is None
+    assert_kept(res.heads[1:].tolist(), fixed)
     best = brute_span_dp(cands, link, lam, fixed)
     if math.isfinite(best):
         assert not res.fallback and math.isclose(res.score, best, rel_tol=1e-9, abs_tol=1e-9)
@@ -167,8 +172,7 @@ def test_span_dp_keeps_constraints_and_is_the_best_tree_that_does(problem) -> No
 def test_span_mst_keeps_constraints_and_is_the_best_tree_that_does(problem) -> None:
     cands, link, lam, fixed = problem
     res = span_mst(cands, link, lam, fixed)
-    heads = res.heads[1:].tolist()
-    assert tree_problems(heads) == [] and fixed.broken(heads) is None
+    heads = assert_kept(res.heads[1:].tolist(), fixed)
     edges = span_edge_scores(cands, link, lam)  # (n+1, n+1) [d, h]
     assert tree_score(edges, heads) == pytest.approx(best_kept(edges, fixed, projective=False), rel=1e-9, abs=1e-9)
 
