@@ -157,3 +157,10 @@ def test_the_service_keeps_given_heads_and_refuses_bad_ones(tiny_models):
         ]:
             response = httpx.post(f"{url}/parse", json=body)
             assert response.status_code == 400 and response.json()["error"].startswith(message), response.text
+
+
+def test_keep_is_a_choice_of_the_run_never_a_saved_setting():
+    with pytest.raises(ValueError, match="unknown keep 'arcs'; use heads or heads,deprels"):
+        InferenceOptions(keep="arcs")
+    options = InferenceOptions(keep="heads", k=3)
+    assert options.given() == {"k": 3} and options.over(InferenceOptions(k=2)).keep == "heads"
