@@ -56,9 +56,11 @@ def spans_for_given(word_spans: WordSpans, start_lp: np.ndarray, end_lp: np.ndar
 
     n = len(spans)
     for d, h in arcs:
-        if all(s <= h <= e for s, e, _ in spans[d - 1]) and h < d:
+        if any(not s <= h <= e for s, e, _ in spans[d - 1]):
+            continue  # d has a span without its head
+        if h < d:
             add(d, (h + 1, d), (d, n))
-        elif all(s <= h <= e for s, e, _ in spans[d - 1]):
+        else:
             add(d, (1, d), (d, h - 1))
     for _ in range(2):
         for d, h in arcs:
