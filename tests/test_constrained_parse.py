@@ -164,3 +164,19 @@ def test_keep_is_a_choice_of_the_run_never_a_saved_setting():
         InferenceOptions(keep="arcs")
     options = InferenceOptions(keep="heads", k=3)
     assert options.given() == {"k": 3} and options.over(InferenceOptions(k=2)).keep == "heads"
+
+
+@pytest.mark.parametrize("model_type", ["biaffine", "span"])
+@pytest.mark.parametrize("decoder", ["mst", "projective"])
+def test_a_subtrees_comment_keeps_those_word_ranges_subtrees(tiny_models, model_type, decoder):
+    nlp = spandep.load(tiny_models[model_type], decoder=decoder)
+    plain = [replace(s, words=[replace(w, head=None) for w in s.words]) for s in read_conllu(DEV)]
+    ranges = [(2, len(s) - 1) for s in plain if len(s) > 3]
+    marked = [replace(s, comments=[*s.comments, f"# subtrees = {a}-{b}"]) for s, (a, b) in zip([s for s in plain if len(s) > 3], ranges)]
+    for s, (a, b) in zip(nlp.parse_sentences(marked, keep="heads"), ranges):
+        entering = [d for d in range(a, b + 1) if not a <= s.heads[d - 1] <= b]
+        leaving = [d for d in range(1, len(s) + 1) if not a <= d <= b and a <= s.heads[d - 1] <= b]
+        assert tree_problems(s.heads) == [] and len(entering) == 1 and leaving == []
+    bad = replace(marked[0], comments=["# subtrees = 2-x"])
+    with pytest.raises(InputFormatError, match="'# subtrees = 2-x': give word ranges such as 2-4 7-9"):
+        list(nlp.parse_sentences([bad], keep="heads"))

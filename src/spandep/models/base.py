@@ -23,6 +23,7 @@ for the treebank its options name (:meth:`Parser.allowed`); a subclass builds it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -70,15 +71,20 @@ def fallback_labels(labels: Sequence[str]) -> tuple[str, str]:
 
 
 def given_constraints(sentence: Sentence, options: InferenceOptions, projective: bool) -> Fixed | None:
-    """The heads ``sentence`` gives (its integer HEADs) when ``options.keep`` keeps them; ``None`` when it gives none
-    or they are not kept. Heads that no tree keeps (``projective``: no projective tree, for a decoder without a
-    non-projective fallback) are an :class:`InputFormatError` naming the sentence and the words."""
-    if not options.keep or all(h is None for h in sentence.heads):
+    """The heads ``sentence`` gives (its integer HEADs) and the word ranges its ``# subtrees = 2-4 7-9`` comment says
+    are subtrees, when ``options.keep`` keeps them; ``None`` when it gives none or they are not kept. What no tree
+    keeps (``projective``: no projective tree, for a decoder without a non-projective fallback) is an
+    :class:`InputFormatError` naming the sentence and the words."""
+    subtrees = sentence.comment("subtrees")
+    if not options.keep or (all(h is None for h in sentence.heads) and subtrees is None):
         return None
     sent_id = sentence.comment("sent_id")
     where = f"sentence {sent_id}: " if sent_id else ""
     try:
-        fixed = Fixed.of(sentence.heads)
+        ranges = (subtrees or "").split()
+        if not all(re.fullmatch(r"[0-9]+-[0-9]+", r) for r in ranges):
+            raise ValueError(f"'# subtrees = {subtrees}': give word ranges such as 2-4 7-9")
+        fixed = Fixed.of(sentence.heads, [(int(r.split("-")[0]), int(r.split("-")[1])) for r in ranges])
         n = len(sentence)
         if projective:  # a projective tree keeping them exists when Eisner over no scores keeps them
             eisner(torch.zeros((1, n + 1, n + 1)), torch.tensor([n]), [fixed])

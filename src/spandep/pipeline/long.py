@@ -56,9 +56,10 @@ def parse_sentences(
 
 
 def check_kept_length(sentence: Sentence, options: InferenceOptions | None, long_words: int = LONG_SENTENCE_WORDS) -> None:
-    """An :class:`InputFormatError` for a sentence of more than ``long_words`` words whose given heads ``options.keep``
-    keeps: its windows would not keep them."""
-    if len(sentence) > long_words and options is not None and options.keep and any(h is not None for h in sentence.heads):
+    """An :class:`InputFormatError` for a sentence of more than ``long_words`` words whose given heads (or ``#
+    subtrees``) ``options.keep`` keeps: its windows would not keep them."""
+    given = any(h is not None for h in sentence.heads) or sentence.comment("subtrees") is not None
+    if len(sentence) > long_words and options is not None and options.keep and given:
         raise InputFormatError(
             sentence.source, sentence.line,
             f"a sentence of {len(sentence)} words with given heads: heads are kept in sentences of up to {long_words:,} words; split it",
