@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from itertools import islice
 from pathlib import Path
@@ -131,14 +131,19 @@ class Pipeline:
         options = self.options_for(**settings)
         return Doc(self.run(self._text_sentences(text, "<text>"), options), text)
 
-    def parse_tokens(self, sentences: Iterable[Sequence[str]], **settings: Any) -> Doc:
-        """Parse pre-tokenised sentences, each a list of token strings: ``[["I", "saw", "her"]]``."""
+    def parse_tokens(self, sentences: Iterable[Sequence[str]], fixed: Sequence[Mapping[int, Any]] | None = None, **settings: Any) -> Doc:
+        """Parse pre-tokenised sentences, each a list of token strings: ``[["I", "saw", "her"]]``. ``fixed``: what
+        the parse keeps, a mapping per sentence from a word's 1-based id to its head's id (0: the root) or to a
+        ``(head, deprel)`` pair: ``[{3: 2}]`` or ``[{3: (2, "obj")}]`` (docs/constrained.md)."""
         if isinstance(sentences, str) or not isinstance(sentences, Iterable):
             raise TypeError("parse_tokens takes a list of sentences, each a list of token strings")
         items = list(sentences)
         if items and all(isinstance(t, str) for t in items):
             raise ValueError("parse_tokens takes a list of sentences, each a list of tokens: wrap one sentence in a list")
-        return Doc(self.parse_sentences([token_sentence(t, f"sentence {i}") for i, t in enumerate(items)], **settings))
+        data = [token_sentence(t, f"sentence {i}") for i, t in enumerate(items)]
+        if fixed is not None:
+            data, settings = _with_fixed(data, fixed), {"keep": "heads,deprels", **settings}
+        return Doc(self.parse_sentences(data, **settings))
 
     def parse_file(self, path: str | Path, input_format: str = "conllu", **settings: Any) -> Doc:
         """Parse a file in one of ``spandep parse``'s input formats: ``conllu``, ``conllx``, ``tokens`` (one
@@ -150,7 +155,7 @@ class Pipeline:
             text = read_raw_text(path)
             split = self.tokenizer.iter_lines if input_format == "lines" else self.tokenizer.iter_sentences
             return Doc(self.run(split(text, str(path)), options), text)
-        return Doc(self.run(read_input(path, input_format, self.tokenizer), options))
+        return Doc(self.run(read_input(path, input_format, self.tokenizer, options.keep is not None), options))
 
     def pipe(self, items: Iterable[Item], batch_size: int = PIPE_BATCH, n_process: int = 1, **settings: Any) -> Iterator[Doc]:
         """Parse a (possibly endless) stream lazily, yielding one :class:`Doc` per item, in input order.
@@ -259,6 +264,28 @@ def _enhanced(parsed: Iterator[Sentence]) -> Iterator[Sentence]:
 
     with contextlib.closing(parsed):  # type: ignore[type-var]
         yield from map(enhance, parsed)
+
+
+def _with_fixed(sentences: list[Sentence], fixed: Sequence[Mapping[int, Any]]) -> list[Sentence]:
+    """``sentences`` with the heads (and labels) of ``fixed`` (:meth:`Pipeline.parse_tokens`) in their HEAD and
+    DEPREL; a ``ValueError`` (``TypeError`` for a wrong type) naming the sentence and word for a bad one."""
+    if isinstance(fixed, Mapping) or not isinstance(fixed, Sequence) or len(fixed) != len(sentences):
+        raise TypeError(f"fixed must be a list of {len(sentences)} mappings, one per sentence ({{word id: head id or (head id, deprel)}})")
+    out = []
+    for i, (sentence, given) in enumerate(zip(sentences, fixed)):
+        if not isinstance(given, Mapping):
+            raise TypeError(f"fixed, sentence {i}: expected a mapping {{word id: head id or (head id, deprel)}}, got {type(given).__name__}")
+        words = list(sentence.words)
+        for word, value in given.items():
+            head, deprel = value if isinstance(value, tuple) and len(value) == 2 else (value, "_")
+            n = len(words)
+            if not isinstance(word, int) or not 1 <= word <= n or not isinstance(head, int) or not 0 <= head <= n:
+                raise ValueError(f"fixed, sentence {i}: {word!r}: {value!r} must map a word id 1..{n} to a head id 0..{n} (or a (head, deprel) pair)")
+            if not isinstance(deprel, str) or not deprel or any(c.isspace() for c in deprel):
+                raise ValueError(f"fixed, sentence {i}, word {word}: the deprel {deprel!r} must be a label without spaces")
+            words[word - 1] = replace(words[word - 1], head=head, deprel=deprel)
+        out.append(replace(sentence, words=words))
+    return out
 
 
 def load(

@@ -14,10 +14,11 @@ from typing import Any
 
 from spandep.limits import limit
 
-__all__ = ["DECODER_NAMES", "LABEL_SOURCES", "MODEL_SETTINGS", "InferenceOptions", "InferenceStats"]
+__all__ = ["DECODER_NAMES", "KEEP_CHOICES", "LABEL_SOURCES", "MODEL_SETTINGS", "InferenceOptions", "InferenceStats"]
 
 DECODER_NAMES = ("mst", "projective")
 LABEL_SOURCES = ("linker", "word")
+KEEP_CHOICES = ("heads", "heads,deprels")  # what of the input's tree a parse keeps (docs/constrained.md)
 DEFAULT_BATCH_TOKENS = 4000
 
 
@@ -46,7 +47,9 @@ class InferenceOptions:
     tokens per batch (lower it if memory runs out). ``treebank``: which of a multi-treebank model's treebanks to
     parse as (its embedding, its labels and classes; docs/design.md, "Several treebanks"); like ``batch_tokens`` it
     is a choice of the run, never a saved model setting. ``enhanced``: write each parsed sentence's enhanced graph
-    (DEPS) by the rules of :mod:`spandep.enhancement`, another choice of the run (docs/enhanced.md)."""
+    (DEPS) by the rules of :mod:`spandep.enhancement`, another choice of the run (docs/enhanced.md). ``keep``: ``heads`` keeps every HEAD the input gives (an
+    integer; ``_`` is free) and completes the tree around them, ``heads,deprels`` also each DEPREL given with a HEAD
+    (docs/constrained.md); a choice of the run too."""
 
     decoder: str | None = None
     k: int | None = None
@@ -58,6 +61,7 @@ class InferenceOptions:
     batch_tokens: int = DEFAULT_BATCH_TOKENS
     treebank: str | None = None
     enhanced: bool = False
+    keep: str | None = None
 
     def __post_init__(self) -> None:
         checks = {
@@ -68,6 +72,7 @@ class InferenceOptions:
             "mutual": lambda v: _check_bool("mutual", v),
             "arc_weight": lambda v: _check_limit("arc_weight", v),
             "label_source": lambda v: _check_choice("label_source", v, LABEL_SOURCES),
+            "keep": lambda v: _check_choice("keep", v, KEEP_CHOICES),
         }
         for name, check in checks.items():
             value = getattr(self, name)
@@ -94,10 +99,10 @@ class InferenceOptions:
 
     def over(self, saved: InferenceOptions) -> InferenceOptions:
         """``saved`` with the settings given here put over it (the run's choices, ``RUN_CHOICES``, from here)."""
-        return replace(saved, batch_tokens=self.batch_tokens, treebank=self.treebank, enhanced=self.enhanced, **self.given())
+        return replace(saved, batch_tokens=self.batch_tokens, treebank=self.treebank, enhanced=self.enhanced, keep=self.keep, **self.given())
 
 
-RUN_CHOICES = ("batch_tokens", "treebank", "enhanced")  # options of a run, not settings a model saves
+RUN_CHOICES = ("batch_tokens", "treebank", "enhanced", "keep")  # options of a run, not settings a model saves
 MODEL_SETTINGS = tuple(f.name for f in fields(InferenceOptions) if f.name not in RUN_CHOICES)
 
 

@@ -14,9 +14,11 @@ from tqdm import tqdm
 
 from spandep.cli.common import bound, check_input, check_options, handle_errors, inference_options, load_pipeline, text_tokenizer
 from spandep.tokenization.inputs import INPUT_FORMATS, RAW_TEXT_FORMATS, check_input_data, read_input
+from spandep.data.conllu import FORMATS
 from spandep.data.output import check_writable
 from spandep.data.writers import OUTPUT_FORMATS, write_sentences
 from spandep.errors import OptionError
+from spandep.options import KEEP_CHOICES
 
 PARSE_CHUNK = 512  # sentences parsed together; the same with and without --workers, so the outputs are identical
 
@@ -49,6 +51,10 @@ def parse(
     workers: int = typer.Option(1, help="Parser processes; the output is identical to one process."),
     device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto (CUDA when there is one)."),
     int8: bool = typer.Option(False, "--int8", help="CPU: int8 matrix products in the encoder (faster; accuracy cost in BENCHMARKS.md)."),
+    keep: Optional[str] = typer.Option(
+        None, help="CoNLL-U/CoNLL-X input: 'heads' keeps every HEAD given (an integer; _ elsewhere) and completes the tree "
+        "around them; 'heads,deprels' also keeps each DEPREL given with a HEAD (docs/constrained.md).",
+    ),
     confidence: bool = typer.Option(
         False, "--confidence", help="CoNLL-U: each word's head and label probabilities in MISC (HeadProb, LabelProb) "
         "and the sentence's score in a '# confidence' comment (JSON Lines always has them).",
@@ -71,10 +77,14 @@ def parse(
             raise OptionError(f"--output-format: unknown format {output_format!r}; use one of {', '.join(OUTPUT_FORMATS)}")
         if output_format in ("svg", "html") and importlib.util.find_spec("spacy") is None:
             raise OptionError("--output-format: pictures need spaCy: pip install 'spandep[spacy]'")
-        given = replace(inference_options(decoder, k, lam, batch_tokens, treebank), enhanced=enhanced)
+        if keep is not None and keep not in KEEP_CHOICES:
+            raise OptionError(f"--keep: unknown value {keep!r}; use {' or '.join(KEEP_CHOICES)}")
+        if keep is not None and input_format not in FORMATS:
+            raise OptionError(f"--keep: heads are read from CoNLL-U or CoNLL-X input, not {input_format}: give --input-format conllu")
+        given = replace(inference_options(decoder, k, lam, batch_tokens, treebank), keep=keep, enhanced=enhanced)
         check_input(input)
         if str(input) != "-" and input.is_file():  # standard input, a FIFO or a device is checked as it is read
-            check_input_data(input, input_format)
+            check_input_data(input, input_format, heads=keep is not None)
         if output != "-":
             check_writable(Path(output))
 
@@ -85,7 +95,7 @@ def parse(
 
         spec = ModelSpec.resolve(model, given, threads=threads or (1 if workers > 1 else 0), device=device, int8=int8)  # the name, once
         nlp = load_pipeline(spec)  # here too with --workers: a bad model or option fails before any worker starts
-        sentences = read_input(input, input_format, text_tokenizer(tokenizer, nlp) if input_format in RAW_TEXT_FORMATS else None)
+        sentences = read_input(input, input_format, text_tokenizer(tokenizer, nlp) if input_format in RAW_TEXT_FORMATS else None, keep is not None)
         stats = InferenceStats()
         if workers > 1:
             del nlp  # each worker loads its own from the spec

@@ -2,9 +2,11 @@
 over candidate subtree spans and their link scores.
 
 ``DECODERS`` names every algorithm; a parser type maps the user-facing names (``mst``, ``projective``) to them
-(``Parser.decoders``). A new decoder is one file plus one line here.
+(``Parser.decoders``). Each takes the constraints of its sentences (``Fixed``: given heads and subtrees) and keeps
+them. A new decoder is one file plus one line here.
 """
 
+from spandep.decoding.constraints import FREE, ConstraintError, Fixed
 from spandep.decoding.eisner import eisner
 from spandep.decoding.mst import mst, mst_single
 from spandep.decoding.spans import SpanCandidates, SpanDecodeResult, span_dp, span_mst
@@ -16,4 +18,4 @@ DECODERS.add("eisner", eisner)
 DECODERS.add("span_mst", span_mst)
 DECODERS.add("span_dp", span_dp)
 
-__all__ = ["DECODERS", "eisner", "mst", "mst_single", "SpanCandidates", "SpanDecodeResult", "span_dp", "span_mst"]
+__all__ = ["DECODERS", "FREE", "ConstraintError", "Fixed", "eisner", "mst", "mst_single", "SpanCandidates", "SpanDecodeResult", "span_dp", "span_mst"]

@@ -13,12 +13,20 @@ Chart cells, all indexed ``[batch, i, j]`` with ``i <= j``:
 
 The single-root constraint is the usual one: a complete span headed by ROOT may only cover
 the whole sentence, so ROOT's right side is one incomplete arc 0 -> r plus r's right side.
+
+Given heads and subtrees (:class:`~spandep.decoding.constraints.Fixed`) are kept by masking arcs
+(``Fixed.arc_scores``) and, for a subtree, every complete item that crosses its span (``Fixed.crossing``): a
+projective tree has a span as one word's subtree exactly when none of its complete items crosses it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import torch
+
+from spandep.decoding.constraints import Fixed
 
 __all__ = ["eisner"]
 
@@ -91,15 +99,33 @@ def _read_tree(length: int, bp_inc: np.ndarray, bp_com_r: np.ndarray, bp_com_l: 
     return heads
 
 
+def _constrained(
+    scores: torch.Tensor, lengths: torch.Tensor, fixed: Sequence[Fixed | None]
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The scores of a batch with each sentence's constraints masked in (``Fixed.arc_scores``, float64) and the
+    complete items each sentence's spans forbid ``(batch, n+1, n+1)`` (``None`` when no sentence has spans)."""
+    scores = scores.double().clone()  # (batch, n+1, n+1)
+    crossing = torch.zeros(scores.shape, dtype=torch.bool, device=scores.device) if any(f and f.spans for f in fixed) else None  # (batch, n+1, n+1)
+    for b, (length, f) in enumerate(zip(lengths.tolist(), fixed)):
+        if f:
+            f.check(length, projective=True)
+            end = length + 1
+            scores[b, :end, :end] = torch.from_numpy(f.arc_scores(scores[b, :end, :end].cpu().numpy()))  # (n+1, n+1)
+            if crossing is not None:
+                crossing[b, :end, :end] = torch.from_numpy(f.crossing())  # (n+1, n+1)
+    return scores, crossing
+
+
 @torch.no_grad()
-def eisner(scores: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+def eisner(scores: torch.Tensor, lengths: torch.Tensor, fixed: Sequence[Fixed | None] | None = None) -> torch.Tensor:
     """Highest-scoring projective tree with one ROOT child, for every sentence of a batch.
 
     ``scores[b, d, h]`` is the log-space score of word d taking head h (index 0 is ROOT, row 0
     is ignored, -inf forbids an arc); ``lengths[b]`` is the number of words. Returns heads
     ``(batch, n+1)`` as a LongTensor on the device of ``scores``; position 0 and padding are 0.
     Arcs scored -inf are used only when every projective tree needs one. Scores must not hold
-    +inf or NaN inside the sentence (padding may hold anything).
+    +inf or NaN inside the sentence (padding may hold anything). ``fixed``: each sentence's constraints
+    (``None``: none), kept by the best projective tree that keeps them; ``ConstraintError`` when none does.
     """
     if scores.dim() != 3 or scores.size(1) != scores.size(2):
         raise ValueError(f"scores must be (batch, n+1, n+1), got {tuple(scores.shape)}")
@@ -110,6 +136,9 @@ def eisner(scores: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         raise ValueError(f"lengths must be (batch,) values in [0, {size - 1}]")
     if scores.dtype not in (torch.float32, torch.float64):
         scores = scores.float()  # (batch, n+1, n+1)
+    crossing = None
+    if fixed is not None and any(fixed):
+        scores, crossing = _constrained(scores, lengths, fixed)  # (batch, n+1, n+1) each
     arc = _finite_scores(scores, lengths)  # (batch, n+1, n+1)
     neg_inf = float("-inf")
 
@@ -149,6 +178,8 @@ def eisner(scores: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         best, arg = _max_last(joined)  # (batch, m), (batch, m)
         # One ROOT child: ROOT's complete span exists only over the whole sentence.
         best[:, 0].masked_fill_(lengths != width, neg_inf)
+        if crossing is not None:
+            best.masked_fill_(crossing.diagonal(width, dim1=1, dim2=2), neg_inf)  # (batch, m): items crossing a span
         com_r.diagonal(width, dim1=1, dim2=2).copy_(best)
         com_r_t.diagonal(-width, dim1=1, dim2=2).copy_(best)
         bp_com_r.diagonal(width, dim1=1, dim2=2).copy_(arg + starts + 1)
@@ -157,6 +188,8 @@ def eisner(scores: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         joined = _band(com_l, count, width, 0)  # (batch, m, width): com_l[i, i + t]
         joined = joined + _band(inc_l_t, count, width, shift)  # (batch, m, width)
         best, arg = _max_last(joined)  # (batch, m), (batch, m)
+        if crossing is not None:
+            best.masked_fill_(crossing.diagonal(width, dim1=1, dim2=2), neg_inf)  # (batch, m): items crossing a span
         com_l.diagonal(width, dim1=1, dim2=2).copy_(best)
         com_l_t.diagonal(-width, dim1=1, dim2=2).copy_(best)
         bp_com_l.diagonal(width, dim1=1, dim2=2).copy_(arg + starts)
@@ -169,5 +202,7 @@ def eisner(scores: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         if length > 0:
             end = length + 1
             heads = _read_tree(length, bp_inc_np[b, :end, :end], bp_com_r_np[b, :end, :end], bp_com_l_np[b, :end, :end])
+            if fixed is not None and fixed[b]:
+                fixed[b].check_kept(heads[1:], projective=True)  # type: ignore[union-attr]
             out[b, :end] = torch.tensor(heads, dtype=torch.long)  # (length+1,)
     return out.to(device)  # (batch, n+1)

@@ -11,12 +11,20 @@ returns the best single-root tree. (A swap rule in the style of Zmigrod et al. (
 the ROOT arc that is cheapest to replace, was tried first; as written here it failed the
 brute-force checks when the replacement arc closes a cycle, so it was not kept.)
 When every word's best head already gives a tree with one ROOT child, that is returned at once.
+
+Given heads and subtrees (:class:`~spandep.decoding.constraints.Fixed`) are kept by masking
+(``Fixed.arc_scores``) and by the same reweighting: every arc entering a span is lowered as ROOT's arcs are, so the
+best tree has one arc into each span (its subtree's root) when a tree of that kind exists.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import torch
+
+from spandep.decoding.constraints import Fixed
 
 __all__ = ["mst", "mst_single"]
 
@@ -142,37 +150,51 @@ def _decode(weights: np.ndarray) -> np.ndarray:
     return heads
 
 
-def mst_single(scores_np: np.ndarray) -> np.ndarray:
-    """Best tree with one ROOT child for one sentence.
-
-    ``scores_np[d, h]`` (shape ``(n+1, n+1)``) is the log-space score of word d taking head h;
-    row 0 and the diagonal are ignored and -inf forbids an arc (used only if no tree avoids
-    it). Returns int64 heads of shape ``(n+1,)`` with ``heads[0] == 0``.
-    """
-    if scores_np.ndim != 2 or scores_np.shape[0] != scores_np.shape[1]:
-        raise ValueError(f"scores must be (n+1, n+1), got {scores_np.shape}")
-    size = scores_np.shape[0]
-    if size <= 2:
-        return np.zeros(size, dtype=np.int64)  # (n+1,): no words, or one word under ROOT
-    weights = _finite_weights(scores_np)  # (n+1, n+1)
-    best = weights.argmax(axis=1)  # (n+1,)
-    best[0] = 0
-    if np.count_nonzero(best == 0) == 2 and _find_cycle(best) is None:
-        return best  # every word's favourite head already forms a one-root tree
-    # Trees differ by less than n * (hi - lo), so this makes any second ROOT child a loss.
+def _spread(weights: np.ndarray) -> float:
+    """More than the difference of any two trees' scores over ``weights`` (-inf only on row 0 and the diagonal):
+    trees differ by less than n * (hi - lo)."""
     hi = float(weights[1:].max())  # finite arcs only: the -inf diagonal never wins a max ...
     np.fill_diagonal(weights, np.inf)  # ... nor, turned to +inf for a moment, a min
     lo = float(weights[1:].min())
     np.fill_diagonal(weights, -np.inf)
-    correction = (size - 1) * (hi - lo) + 1.0
-    weights[1:, 0] -= correction
-    return _decode(weights)
+    return (weights.shape[0] - 1) * (hi - lo) + 1.0
+
+
+def mst_single(scores_np: np.ndarray, fixed: Fixed | None = None) -> np.ndarray:
+    """Best tree with one ROOT child for one sentence, among those that keep ``fixed`` (``None``: all).
+
+    ``scores_np[d, h]`` (shape ``(n+1, n+1)``) is the log-space score of word d taking head h;
+    row 0 and the diagonal are ignored and -inf forbids an arc (used only if no tree avoids
+    it). Returns int64 heads of shape ``(n+1,)`` with ``heads[0] == 0``. ``ConstraintError`` when no tree keeps
+    ``fixed``.
+    """
+    if scores_np.ndim != 2 or scores_np.shape[0] != scores_np.shape[1]:
+        raise ValueError(f"scores must be (n+1, n+1), got {scores_np.shape}")
+    size = scores_np.shape[0]
+    if fixed:
+        fixed.check(size - 1, projective=False)
+        scores_np = fixed.arc_scores(scores_np)  # (n+1, n+1)
+    if size <= 2:
+        return np.zeros(size, dtype=np.int64)  # (n+1,): no words, or one word under ROOT
+    weights = _finite_weights(scores_np)  # (n+1, n+1)
+    if fixed and fixed.spans:  # one arc into each span: each extra one a loss, as a second ROOT child is below
+        weights -= _spread(weights) * fixed.entering()
+    best = weights.argmax(axis=1)  # (n+1,)
+    best[0] = 0
+    if not (fixed and fixed.spans) and np.count_nonzero(best == 0) == 2 and _find_cycle(best) is None:
+        return best  # every word's favourite head already forms a one-root tree
+    weights[1:, 0] -= _spread(weights)  # any second ROOT child a loss
+    heads = _decode(weights)  # (n+1,)
+    if fixed:
+        fixed.check_kept(heads[1:].tolist(), projective=False)
+    return heads
 
 
 @torch.no_grad()
-def mst(scores: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+def mst(scores: torch.Tensor, lengths: torch.Tensor, fixed: Sequence[Fixed | None] | None = None) -> torch.Tensor:
     """Batched :func:`mst_single`: ``scores`` ``(batch, n+1, n+1)`` as in :func:`eisner`, returns
-    heads ``(batch, n+1)`` (LongTensor on the device of ``scores``; 0 at position 0 and padding)."""
+    heads ``(batch, n+1)`` (LongTensor on the device of ``scores``; 0 at position 0 and padding); ``fixed``: each
+    sentence's constraints (``None``: none)."""
     if scores.dim() != 3 or scores.size(1) != scores.size(2):
         raise ValueError(f"scores must be (batch, n+1, n+1), got {tuple(scores.shape)}")
     if scores.dtype not in (torch.float32, torch.float64):
@@ -185,5 +207,5 @@ def mst(scores: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     out = np.zeros((batch, size), dtype=np.int64)  # (batch, n+1)
     for b, length in enumerate(lengths_list):
         if length > 0:
-            out[b, : length + 1] = mst_single(array[b, : length + 1, : length + 1])
+            out[b, : length + 1] = mst_single(array[b, : length + 1, : length + 1], None if fixed is None else fixed[b])
     return torch.from_numpy(out).to(scores.device)  # (batch, n+1)

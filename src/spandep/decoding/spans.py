@@ -12,6 +12,9 @@ where ``span_0`` is the ROOT span ``(0, 1, n)`` (candidate index 0, score 0).
 * :func:`span_mst` is the non-projective decoder: word-pair edge scores are maximised over the two
   words' candidate spans, then a maximum spanning arborescence with one ROOT child is taken.
 
+Both keep given heads and subtrees (:class:`~spandep.decoding.constraints.Fixed`): ``span_dp`` over the candidates
+and links that agree with them (``Fixed.span_masks``), ``span_mst`` by MST's constraints over its edge scores.
+
 Conventions: scores are in log space; ``-inf`` (in a span score or a link score) marks something
 impossible, and ``lam * -inf`` stays ``-inf`` for every finite ``lam`` (also 0). A tree is *feasible*
 when its score is finite. NaN and ``+inf`` are rejected. Nothing here imports model code.
@@ -20,10 +23,11 @@ when its score is finite. NaN and ``+inf`` are rejected. Nothing here imports mo
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import InitVar, dataclass
+from dataclasses import InitVar, dataclass, replace
 
 import numpy as np
 
+from spandep.decoding.constraints import Fixed
 from spandep.decoding.mst import mst_single
 
 __all__ = [
@@ -240,14 +244,14 @@ def span_edge_scores(cands: SpanCandidates, link: np.ndarray, lam: float) -> np.
 # ---------------------------------------------------------------------------------------------- decoders
 
 
-def span_mst(cands: SpanCandidates, link: np.ndarray, lam: float) -> SpanDecodeResult:
+def span_mst(cands: SpanCandidates, link: np.ndarray, lam: float, fixed: Fixed | None = None) -> SpanDecodeResult:
     """Non-projective span decoding: edge score(h -> d) = max over candidates P of h and C of d of
     ``score[P] + score[C] + lam * link[P, C]``, then a one-root maximum spanning arborescence in log
-    space. ``chosen[d]`` is the C of the maximising pair for the chosen head. Always returns a tree
-    (arcs scored -inf are used only when no tree avoids them)."""
+    space (keeping ``fixed``: :func:`mst_single`). ``chosen[d]`` is the C of the maximising pair for the chosen
+    head. Always returns a tree (arcs scored -inf are used only when no tree avoids them)."""
     n = cands.n
     edges, best_over_p, order, sorted_root = _edge_tables(cands, link, lam)
-    heads = mst_single(edges.T.copy())  # (n+1,)
+    heads = mst_single(edges.T.copy(), fixed)  # (n+1,)
     heads[0] = 0
     # For each candidate C (sorted order): its best value under the head chosen for its word.
     value = best_over_p[heads[sorted_root], np.arange(sorted_root.size)]  # (S,)
@@ -261,7 +265,7 @@ def span_mst(cands: SpanCandidates, link: np.ndarray, lam: float) -> SpanDecodeR
     return SpanDecodeResult(heads=heads.astype(np.int64), chosen=chosen, score=total, fallback=False)
 
 
-def span_dp(cands: SpanCandidates, link: np.ndarray, lam: float) -> SpanDecodeResult:
+def span_dp(cands: SpanCandidates, link: np.ndarray, lam: float, fixed: Fixed | None = None) -> SpanDecodeResult:
     """Projective span decoding (the paper's Algorithm 1), exact.
 
     best(c) = score[c] + the best exact tiling of ``[start_c, root_c - 1]`` and ``[root_c + 1, end_c]`` by
@@ -272,8 +276,24 @@ def span_dp(cands: SpanCandidates, link: np.ndarray, lam: float) -> SpanDecodeRe
     with one vectorised update: O(S^2) work in O(#distinct spans + n) numpy steps.
 
     If no feasible (finite-score) projective tree exists, returns :func:`span_mst`'s result with
-    ``fallback=True``.
+    ``fallback=True``. ``fixed``: the best such tree that keeps them, over the candidates and links that agree with
+    them; where none does (given arcs that cross included) the fallback keeps them (``ConstraintError`` only for
+    constraints that no tree keeps).
     """
+    if fixed:
+        fixed.check(cands.n, projective=False)
+        usable, allowed = fixed.span_masks(cands.root, cands.start, cands.end)  # (S,), (S, S)
+        kept = SpanCandidates(cands.n, cands.root, cands.start, cands.end, np.where(usable, cands.score, NEG_INF), distinct=True)
+        result = _span_dp(kept, np.where(allowed, np.asarray(link, dtype=np.float64), NEG_INF), lam)
+        if result is None:  # given arcs that cross included: no projective tree keeps them
+            return replace(span_mst(cands, link, lam, fixed), fallback=True)
+        return result
+    result = _span_dp(cands, link, lam)
+    return replace(span_mst(cands, link, lam), fallback=True) if result is None else result
+
+
+def _span_dp(cands: SpanCandidates, link: np.ndarray, lam: float) -> SpanDecodeResult | None:
+    """:func:`span_dp` without constraints; ``None`` when no projective tree has a finite score."""
     n = cands.n
     size = cands.size
     weighted = _weighted_link(cands, link, lam)  # (S, S) [parent, child]
@@ -331,9 +351,7 @@ def span_dp(cands: SpanCandidates, link: np.ndarray, lam: float) -> SpanDecodeRe
     whole = np.flatnonzero((start == 1) & (end == n) & (root >= 1))  # ROOT's possible children
     total = best[whole] + weighted[0, whole] if whole.size else np.empty(0)  # (w,)
     if whole.size == 0 or not np.isfinite(total.max()):
-        fallback = span_mst(cands, link, lam)
-        fallback.fallback = True
-        return fallback
+        return None
     top = int(whole[int(total.argmax())])
 
     heads = np.zeros(n + 1, dtype=np.int64)  # (n+1,)

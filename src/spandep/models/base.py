@@ -23,6 +23,7 @@ for the treebank its options name (:meth:`Parser.allowed`); a subclass builds it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,15 +36,16 @@ from torch import nn
 from spandep.data.batching import token_batches
 from spandep.data.sentence import Sentence
 from spandep.data.vocab import build_vocab
-from spandep.decoding import DECODERS
+from spandep.decoding import DECODERS, ConstraintError, Fixed, eisner
 from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
+from spandep.errors import InputFormatError
 from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.confidence import ArcScores, Calibration, ChosenArcScores
 from spandep.models.heads import HEADS, IGNORE, HeadInput
 from spandep.models.treebanks import LABELS, Treebanks
 from spandep.registry import SettingsCheck
 
-__all__ = ["Parse", "Parser", "Scores", "fallback_labels"]
+__all__ = ["Parse", "Parser", "Scores", "fallback_labels", "given_constraints", "keep_labels"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,50 @@ def fallback_labels(labels: Sequence[str]) -> tuple[str, str]:
     return root, other
 
 
+def given_constraints(sentence: Sentence, options: InferenceOptions, projective: bool) -> Fixed | None:
+    """The heads ``sentence`` gives (its integer HEADs) and the word ranges its ``# subtrees = 2-4 7-9`` comment says
+    are subtrees, when ``options.keep`` keeps them; ``None`` when it gives none or they are not kept. What no tree
+    keeps (``projective``: no projective tree, for a decoder without a non-projective fallback) is an
+    :class:`InputFormatError` naming the sentence and the words."""
+    subtrees = sentence.comment("subtrees")
+    if not options.keep or (all(h is None for h in sentence.heads) and subtrees is None):
+        return None
+    sent_id = sentence.comment("sent_id")
+    where = f"sentence {sent_id}: " if sent_id else ""
+    try:
+        ranges = (subtrees or "").split()
+        if not all(re.fullmatch(r"[0-9]+-[0-9]+", r) for r in ranges):
+            raise ValueError(f"'# subtrees = {subtrees}': give word ranges such as 2-4 7-9")
+        fixed = Fixed.of(sentence.heads, [(int(r.split("-")[0]), int(r.split("-")[1])) for r in ranges])
+        n = len(sentence)
+        if projective:  # a projective tree keeping them exists when Eisner over no scores keeps them
+            eisner(torch.zeros((1, n + 1, n + 1)), torch.tensor([n]), [fixed])
+        else:
+            fixed.check(n, projective=False)
+    except (ConstraintError, ValueError) as exc:
+        raise InputFormatError(sentence.source, sentence.line, f"{where}cannot keep the given heads: {exc}") from None
+    return fixed
+
+
+def keep_labels(parses: list[Parse], sentences: Sequence[Sentence], options: InferenceOptions | None) -> list[Parse]:
+    """``parses`` with each DEPREL the input gives with a HEAD kept when ``options.keep`` keeps deprels (the label
+    choice restricted to the given one; its probability 1: it is the user's)."""
+    if options is None or options.keep != "heads,deprels":
+        return parses
+    out = []
+    for parse, sentence in zip(parses, sentences):
+        given = [w.head is not None and w.deprel != "_" for w in sentence.words]
+        if not any(given):
+            out.append(parse)
+            continue
+        labels = [w.deprel if g else label for w, g, label in zip(sentence.words, given, parse.labels)]
+        scores = parse.scores
+        if scores is not None:
+            scores = replace(scores, label_probs=np.where(given, 1.0, scores.label_probs))  # (n,)
+        out.append(replace(parse, labels=labels, scores=scores))
+    return out
+
+
 def _in_order(heads: dict[str, Any]) -> list[str]:
     """The names of ``heads`` in an order where each comes after the heads that fill the columns it reads."""
     order: list[str] = []
@@ -85,6 +131,7 @@ class Parser(SettingsCheck, nn.Module):
     config_defaults: ClassVar[dict[str, Any]] = {}
     decoders: ClassVar[dict[str, str]] = {}
     inference_defaults: ClassVar[dict[str, Any]] = {}
+    projective_fallback: ClassVar[bool] = False  # its projective decoder gives a non-projective tree when none keeps the given heads
     scoring_settings: ClassVar[tuple[str, ...]] = ()  # settings that change what :meth:`score` computes, not just its decoding
     config: dict[str, Any]  # the saved config, set by ``spandep.storage.model_io.load_model``
 
@@ -180,6 +227,11 @@ class Parser(SettingsCheck, nn.Module):
         elif options.treebank is not None:
             raise ValueError(f"treebank {options.treebank!r} given, but this model was trained on one treebank: leave treebank out")
         return options.over(saved)
+
+    def constraints(self, sentence: Sentence, options: InferenceOptions) -> Fixed | None:
+        """What a parse of ``sentence`` with ``options`` (complete settings) keeps (:func:`given_constraints`): an
+        :class:`InputFormatError` for given heads that this type's decoder cannot keep."""
+        return given_constraints(sentence, options, projective=options.decoder == "projective" and not self.projective_fallback)
 
     def decoder(self, options: InferenceOptions) -> Callable[..., Any]:
         """The algorithm of the user-facing decoder ``options.decoder`` for this type."""

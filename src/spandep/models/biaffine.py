@@ -14,7 +14,7 @@ from spandep.data.sentence import Sentence
 from spandep.encoders.base import WordEncoder
 from spandep.options import InferenceOptions, InferenceStats
 from spandep.masking import MASKED
-from spandep.models.base import Parse, Parser
+from spandep.models.base import Parse, Parser, keep_labels
 from spandep.models.confidence import ArcScores
 from spandep.models.layers import MLP, Biaffine, evaluating
 from spandep.models.treebanks import LABELS, restrict
@@ -110,11 +110,12 @@ class BiaffineParser(Parser):
         results = [Parse([], [], {name: [] for name in self.heads}) for _ in sentences]
         lengths = [len(s) for s in sentences]
         allowed = self.allowed(LABELS, opts)
+        fixed = [self.constraints(s, opts) for s in sentences]
         with evaluating(self):
             for idx, batch, x in self.encoded_batches(sentences, opts):
                 s_arc, rel_reps = self.scorer.score(x, batch["word_mask"])  # (batch, 1 + n, 1 + n)
                 n = torch.tensor([lengths[i] for i in idx])  # (batch,)
-                heads = decode(s_arc.log_softmax(-1), n)  # (batch, 1 + n)
+                heads = decode(s_arc.log_softmax(-1), n, [fixed[i] for i in idx])  # (batch, 1 + n)
                 s_rel = restrict(self.scorer.label_scores(rel_reps, heads), allowed)  # (batch, 1 + n, labels)
                 labels = s_rel.argmax(-1)  # (batch, 1 + n)
                 label_probs = s_rel.softmax(-1).gather(-1, labels.unsqueeze(-1)).squeeze(-1)  # (batch, 1 + n)
@@ -128,4 +129,4 @@ class BiaffineParser(Parser):
                     results[i] = Parse(heads[row, 1 : k + 1].tolist(), [self.labels[j] for j in ids], columns[row], scores)
         if stats is not None:
             stats.add(InferenceStats(sentences=len(sentences), seconds=time.perf_counter() - t0))
-        return results
+        return keep_labels(results, sentences, opts)

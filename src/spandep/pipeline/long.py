@@ -16,12 +16,13 @@ from dataclasses import replace
 import numpy as np
 
 from spandep.data.sentence import Sentence
+from spandep.errors import InputFormatError
 from spandep.decoding.windows import ProposedArcs, core_windows, merge_windows, windows
 from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.base import Parse, Parser, fallback_labels
 from spandep.models.confidence import ChosenArcScores
 
-__all__ = ["GROUP_WORDS", "LONG_SENTENCE_WORDS", "WINDOW_WORDS", "parse_long", "parse_sentences"]
+__all__ = ["GROUP_WORDS", "LONG_SENTENCE_WORDS", "WINDOW_WORDS", "check_kept_length", "parse_long", "parse_sentences"]
 
 LONG_SENTENCE_WORDS = 1000  # a longer sentence is parsed in windows (a 1,000-word parse costs tens of MB)
 WINDOW_WORDS = 100  # words per window, overlapping by half (of 100, 200 and 500 the most accurate and not the slowest)
@@ -37,8 +38,11 @@ def parse_sentences(
     window_words: int = WINDOW_WORDS,
 ) -> list[Parse]:
     """``model.parse`` of ``sentences`` (input order), those of more than ``long_words`` words by :func:`parse_long`
-    in windows of ``window_words``; the others in one ``model.parse`` call, as without this function."""
+    in windows of ``window_words``; the others in one ``model.parse`` call, as without this function. A long sentence
+    whose heads ``options.keep`` would keep is an :class:`InputFormatError`: windows do not keep given heads."""
     long = {i for i, s in enumerate(sentences) if len(s) > long_words}
+    for i in sorted(long):
+        check_kept_length(sentences[i], options, long_words)
     if not long:
         return model.parse(sentences, options, stats)
     short = [i for i in range(len(sentences)) if i not in long]
@@ -49,6 +53,17 @@ def parse_sentences(
     for i in sorted(long):
         results[i] = parse_long(model, sentences[i], options, stats, window_words)
     return results
+
+
+def check_kept_length(sentence: Sentence, options: InferenceOptions | None, long_words: int = LONG_SENTENCE_WORDS) -> None:
+    """An :class:`InputFormatError` for a sentence of more than ``long_words`` words whose given heads (or ``#
+    subtrees``) ``options.keep`` keeps: its windows would not keep them."""
+    given = any(h is not None for h in sentence.heads) or sentence.comment("subtrees") is not None
+    if len(sentence) > long_words and options is not None and options.keep and given:
+        raise InputFormatError(
+            sentence.source, sentence.line,
+            f"a sentence of {len(sentence)} words with given heads: heads are kept in sentences of up to {long_words:,} words; split it",
+        )
 
 
 def _window(sentence: Sentence, start: int, end: int) -> Sentence:

@@ -55,8 +55,8 @@ FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 class ParseBody(BaseModel):
     """``POST /parse``: ``data`` in the ``input`` format of ``spandep parse`` (``text``: raw text, split by the
     model's ``tokenizer`` or the ``rules``); ``output``: also return that format's text; ``confidence``: CoNLL-U
-    with the probabilities; ``trees``: each sentence's SVG; ``decoder``, ``k``, ``lam``, ``enhanced`` as ``spandep
-    parse``'s."""
+    with the probabilities; ``trees``: each sentence's SVG; ``decoder``, ``k``, ``lam``, ``enhanced`` and ``keep`` (CoNLL
+    input: the given HEADs kept, with ``heads,deprels`` their DEPRELs too) as ``spandep parse``'s."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -71,6 +71,7 @@ class ParseBody(BaseModel):
     k: int | None = None
     lam: float | None = None
     enhanced: bool = False
+    keep: Literal["heads", "heads,deprels"] | None = None
 
 
 class StrictParts(MultiPartParser):
@@ -202,7 +203,7 @@ def create_app(service: Service) -> FastAPI:
     @app.post("/parse")
     async def parse(body: ParseBody, request: Request) -> dict[str, Any]:
         name = service.model_name(body.model)
-        options = service.options(body.decoder, body.k, body.lam, body.enhanced)
+        options = service.options(body.decoder, body.k, body.lam, body.enhanced, body.keep)
         data = body.data.encode("utf-8", "surrogatepass")
         sentences = await service.parse(ParseRequest(data, name, body.input, body.tokenizer, options), lambda: _disconnected(request))
         answer: dict[str, Any] = {"model": name, "sentences": await run_in_threadpool(_records, sentences, body.trees)}

@@ -184,12 +184,13 @@ class Service:
         }
 
     def options(
-        self, decoder: str | None = None, k: int | None = None, lam: float | None = None, enhanced: bool = False
+        self, decoder: str | None = None, k: int | None = None, lam: float | None = None, enhanced: bool = False,
+        keep: str | None = None,
     ) -> InferenceOptions:
         """Inference options of a request, to put over each served pipeline's own (400 for a value out of its
         range)."""
         try:
-            return InferenceOptions(decoder=decoder, k=k, lam=lam, batch_tokens=self.settings.batch_tokens, enhanced=enhanced)
+            return InferenceOptions(decoder=decoder, k=k, lam=lam, batch_tokens=self.settings.batch_tokens, enhanced=enhanced, keep=keep)
         except ValueError as exc:
             raise ServiceError(400, str(exc)) from None
 
@@ -198,9 +199,11 @@ class Service:
         ``gone`` returns when the client disconnects (its work is then dropped: :class:`ClientGone`)."""
         name = self.model_name(request.model)
         self._check_size(request)
+        if request.options.keep and request.input_format not in FORMATS:
+            raise ServiceError(400, f"keep: heads are read from conllu or conllx input, not {request.input_format}: send CoNLL-U with HEADs given")
         try:  # the pipeline's options (its treebank) with the request's settings over them
             options = self.models[name].options_for(
-                batch_tokens=request.options.batch_tokens, enhanced=request.options.enhanced, **request.options.given()
+                batch_tokens=request.options.batch_tokens, enhanced=request.options.enhanced, keep=request.options.keep, **request.options.given()
             )
         except ValueError as exc:
             raise ServiceError(400, f"model {name}: {exc}") from None
@@ -249,6 +252,7 @@ class Service:
     def _read(self, name: str, request: ParseRequest, given: list[Sentence]) -> list[Sentence]:
         """The request's sentences as read (into ``given``) and as they go to the model (tags blanked for UDPipe's
         ``tagger``: ``retag``); 400 for a bad input, 413 past a limit. Runs on the worker."""
+        from spandep.pipeline.long import check_kept_length
         from spandep.tokenization import RuleTokenizer
 
         s = self.settings
@@ -256,8 +260,8 @@ class Service:
         tokenizer = (RuleTokenizer() if request.tokenizer == "rules" else self.models[name].tokenizer) if fmt in RAW_TEXT_FORMATS else None
         source = InputBytes("data", request.data)
         words = 0
-        try:  # a CoNLL input's HEAD is read when the parser is off: it comes back as it was, with its DEPREL
-            for sentence in read_conllu(source, fmt, heads=not request.parse) if fmt in FORMATS else read_input(source, fmt, tokenizer):
+        try:  # a CoNLL input's HEAD is read when the parser is off (it comes back as it was, with its DEPREL) or keeps it
+            for sentence in read_conllu(source, fmt, heads=not request.parse or bool(request.options.keep)) if fmt in FORMATS else read_input(source, fmt, tokenizer):
                 words += len(sentence)
                 if len(sentence) > s.max_sentence_words:
                     raise ServiceError(413, f"data:{sentence.line}: a sentence of {len(sentence)} words; this server takes at most {s.max_sentence_words} words per sentence (--max-sentence-words): split it")
@@ -266,6 +270,12 @@ class Service:
                 if words > s.max_words:
                     raise _too_many("words", s.max_words, "--max-words")
                 given.append(sentence)
+            if request.options.keep:  # heads no tree keeps: this request's 400 here, not an error of the turn it is parsed in
+                pipeline = self.models[name]
+                settings = pipeline.model.settings(pipeline.options_for(keep=request.options.keep, **request.options.given()))
+                for sentence in given:
+                    check_kept_length(sentence, settings)
+                    pipeline.model.constraints(sentence, settings)
         except ValueError as exc:  # InputFormatError: "data:LINE: reason"
             raise ServiceError(400, str(exc)) from None
         predicted = tuple(c for c in TAG_COLUMNS if c in self.models[name].model.heads)

@@ -32,15 +32,16 @@ def read_raw_text(path: Source) -> str:
     return "".join(piece.text for piece in text_pieces(path))
 
 
-def read_input(path: Source, fmt: str = "conllu", tokenizer: Tokenizer | None = None) -> Iterator[Sentence]:
+def read_input(path: Source, fmt: str = "conllu", tokenizer: Tokenizer | None = None, heads: bool = False) -> Iterator[Sentence]:
     """Stream the sentences of ``path`` in one of :data:`INPUT_FORMATS`: ``conllu``/``conllx``
     (:func:`read_conllu`), ``tokens`` (:func:`read_tokens`), ``text`` (raw text, split by ``tokenizer``: a
     model's, see :func:`spandep.tokenization.tokenizer_for`; ``None``: the rule fallback) or ``lines`` (raw text of
     a sentence a line, tokenized by ``tokenizer``), raw text read a piece at a time
     (:func:`~spandep.data.reading.text_pieces`). This is input to be parsed: a CoNLL file's HEAD column, which
-    parsing replaces, is read leniently and never checked (``heads=False``)."""
+    parsing replaces, is read leniently and never checked, unless ``heads`` (the heads a parse keeps: an integer in
+    0..n or ``_``, else an ``InputFormatError``)."""
     if fmt in FORMATS:
-        return read_conllu(path, fmt, heads=False)
+        return read_conllu(path, fmt, heads=heads)
     if fmt == "tokens":
         return read_tokens(path)
     if fmt in RAW_TEXT_FORMATS:
@@ -49,11 +50,11 @@ def read_input(path: Source, fmt: str = "conllu", tokenizer: Tokenizer | None = 
     raise ValueError(f"unknown input format {fmt!r}; use one of {', '.join(INPUT_FORMATS)}")
 
 
-def check_input_data(path: Source, fmt: str) -> None:
-    """Read all of ``path`` as :func:`read_input` reads it in format ``fmt`` (raw text without tokenizing it), in
-    bounded memory, raising its first :class:`InputFormatError`: the checks of a whole file before a model is
-    loaded for it."""
-    deque(text_pieces(path) if fmt in RAW_TEXT_FORMATS else read_input(path, fmt), maxlen=0)
+def check_input_data(path: Source, fmt: str, heads: bool = False) -> None:
+    """Read all of ``path`` as :func:`read_input` reads it in format ``fmt`` (raw text without tokenizing it; with
+    ``heads``), in bounded memory, raising its first :class:`InputFormatError`: the checks of a whole file before a
+    model is loaded for it."""
+    deque(text_pieces(path) if fmt in RAW_TEXT_FORMATS else read_input(path, fmt, heads=heads), maxlen=0)
 
 
 def _bounded(sentences: Iterator[Sentence]) -> Iterator[Sentence]:

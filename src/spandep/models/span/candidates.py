@@ -1,6 +1,7 @@
 """The span parser's candidate algorithms, apart from any model: candidate sets, structural links, retrieval.
 
-``candidate_queries`` collects a sentence's distinct candidate spans (one MRC query each); ``retrieve_parents`` reads
+``candidate_queries`` collects a sentence's distinct candidate spans (one MRC query each), ``spans_for_given`` adds
+the spans that given heads need; ``retrieve_parents`` reads
 the best parent span of each query from its link tables (the paper's retrieval: a parent the proposal missed becomes
 a candidate); ``structural_link`` is the model-free link matrix of the too-long fallback; ``link_head_scores``
 reads each word's score for every head from a decoded sentence's link scores (its confidence); ``groups`` cuts a list
@@ -14,10 +15,11 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from spandep.decoding.constraints import Fixed
 from spandep.decoding.spans import SpanCandidates
 from spandep.masking import NEG_INF
 
-__all__ = ["WordSpans", "candidate_queries", "groups", "link_head_scores", "retrieve_parents", "structural_link"]
+__all__ = ["WordSpans", "candidate_queries", "groups", "link_head_scores", "retrieve_parents", "spans_for_given", "structural_link"]
 
 WordSpans = Sequence[Sequence[tuple[int, int, float]]]  # per word 1..n: (start, end, score) tuples
 
@@ -35,6 +37,37 @@ def candidate_queries(
         raise ValueError(f"{len(word_spans)} span lists for {n} words")
     rows = [(w, s, e, score) for w, spans in enumerate(word_spans, start=1) for s, e, score in spans]
     return SpanCandidates.from_lists(n, rows + list(extra))
+
+
+def spans_for_given(word_spans: WordSpans, start_lp: np.ndarray, end_lp: np.ndarray, fixed: Fixed) -> list[list[tuple[int, int, float]]]:
+    """``word_spans`` with the spans the given arcs of ``fixed`` need and the proposal's top-k may miss
+    (docs/constrained.md): for each given arc h → d, d's best span without h when all of d's hold it, then h's best
+    span holding each of d's spans; twice over, so that a chain of given arcs reaches up. Best is by the proposal's
+    separable score over its log-prob tables ``(1 + n, 1 + n)`` ``[word, boundary]``: the best start at or before a
+    bound, the best end at or after one."""
+    spans = [list(w) for w in word_spans]
+    arcs = [(d, h) for d, h in fixed.given() if h > 0]
+
+    def add(word: int, first: tuple[int, int], last: tuple[int, int]) -> None:
+        s = first[0] + int(np.argmax(start_lp[word, first[0] : first[1] + 1]))
+        e = last[0] + int(np.argmax(end_lp[word, last[0] : last[1] + 1]))
+        if all((s, e) != (a, b) for a, b, _ in spans[word - 1]):
+            spans[word - 1].append((s, e, float(start_lp[word, s] + end_lp[word, e])))
+
+    n = len(spans)
+    for d, h in arcs:
+        if any(not s <= h <= e for s, e, _ in spans[d - 1]):
+            continue  # d has a span without its head
+        if h < d:
+            add(d, (h + 1, d), (d, n))
+        else:
+            add(d, (1, d), (d, h - 1))
+    for _ in range(2):
+        for d, h in arcs:
+            for s, e, _ in list(spans[d - 1]):
+                if not s <= h <= e:
+                    add(h, (1, min(s, h)), (max(e, h), n))
+    return spans
 
 
 def structural_link(cands: SpanCandidates, allow_root_in_span: bool = False) -> np.ndarray:

@@ -40,13 +40,14 @@ import torch
 from spandep.data.batching import token_batches
 from spandep.data.sentence import Sentence
 from spandep.decoding.mst import mst_single
+from spandep.decoding.constraints import Fixed
 from spandep.decoding.spans import SpanCandidates, SpanDecodeResult
 from spandep.options import InferenceOptions, InferenceStats
 from spandep.masking import NEG_INF
-from spandep.models.base import Parse, fallback_labels
+from spandep.models.base import Parse, fallback_labels, given_constraints
 from spandep.models.biaffine import BiaffineScorer
 from spandep.models.confidence import ArcScores
-from spandep.models.span.candidates import candidate_queries, groups, link_head_scores, retrieve_parents
+from spandep.models.span.candidates import candidate_queries, groups, link_head_scores, retrieve_parents, spans_for_given
 from spandep.models.span.labels import LabelStates, LabelTable, LinkLabels, read_labels
 from spandep.models.span.linking import LinkScorer, link_from_tables
 from spandep.models.span.proposal import SpanProposal, topk_spans
@@ -58,7 +59,7 @@ __all__ = ["Encoded", "Proposed", "ScoredSentence", "SpanInference", "SpanParts"
 # them): each query's states are kept until its sentence is decoded (labels are read at the decoded arcs only), and a
 # sentence asks about k·n queries, so their memory is bounded by a group, not by the input (about +40 MB at k=2).
 GROUP_WORDS = 4000
-SpanDecoder = Callable[[SpanCandidates, np.ndarray, float], SpanDecodeResult]
+SpanDecoder = Callable[[SpanCandidates, np.ndarray, float, Fixed | None], SpanDecodeResult]
 # one encoded batch: its sentences' indices, word mask (batch, 1 + n), word vectors (batch, 1 + n, width), heads' columns
 Encoded = tuple[list[int], torch.Tensor, torch.Tensor, list[dict[str, list[str]]]]
 
@@ -116,7 +117,7 @@ class ScoredSentence:
     included) came from the proposal, the rest were added by retrieval; ``link (S, S)`` the link scores ``[parent,
     child]`` and ``labels`` where each candidate's label at each parent root is read, both ``None`` when the sentence
     took the too-long fallback; ``words`` the word scorer's scores when the model has one; ``columns`` the output
-    heads' columns.
+    heads' columns; ``fixed`` the heads the decoding keeps (``None``: none).
     """
 
     n: int
@@ -126,6 +127,7 @@ class ScoredSentence:
     labels: LinkLabels | None = None
     words: WordScores | None = None
     columns: dict[str, list[str]] = field(default_factory=dict)
+    fixed: Fixed | None = None
 
     def proposals_only(self) -> ScoredSentence:
         """The sentence restricted to the proposal's candidates (what decoding sees without retrieval)."""
@@ -288,12 +290,14 @@ class SpanInference:
         (:class:`LabelTable`)."""
         linker = self.parts.linker
         queries: dict[int, _Queries] = {}
-        scored = {i: ScoredSentence(n=len(sentences[i])) for i in ids}
+        # projective=False: the span DP gives span MST's tree when no projective one keeps the given heads
+        scored = {i: ScoredSentence(n=len(sentences[i]), fixed=given_constraints(sentences[i], self.options, projective=False)) for i in ids}
         for i in ids:
             if i not in proposed:
                 continue
             p = proposed[i]
-            cands = candidate_queries(p.word_spans, p.n)
+            fixed = scored[i].fixed
+            cands = candidate_queries(p.word_spans if fixed is None else spans_for_given(p.word_spans, p.start_lp, p.end_lp, fixed), p.n)
             scored[i].proposed = cands.size
             scored[i].cands, scored[i].words, scored[i].columns = cands, p.words, p.columns
             if not linker.fits(p.state):
@@ -364,12 +368,12 @@ class SpanInference:
                 continue
             if sc.link is None or sc.labels is None:  # too long for the linker
                 if sc.words is not None:  # the word head's tree: MST over its arcs, its labels
-                    tree = mst_single(sc.words.arc)  # (1 + n,)
+                    tree = mst_single(sc.words.arc, sc.fixed)  # (1 + n,)
                     labels_w, probs = sc.words.labels_at(tree)  # (n,) each
                     scores = ArcScores(sc.words.arc[1:], probs)
                     results.append(Parse(tree[1:].tolist(), [labels[int(j)] for j in labels_w], sc.columns, scores))
                     continue
-                res = decode(sc.cands, self.parts.linker.structural_link(sc.cands), 1.0)
+                res = decode(sc.cands, self.parts.linker.structural_link(sc.cands), 1.0, sc.fixed)
                 heads = res.heads[1:].tolist()
                 results.append(Parse(heads, [root_label if h == 0 else other_label for h in heads], sc.columns))
                 continue
@@ -378,10 +382,10 @@ class SpanInference:
             if arc_weight and sc.words is not None:
                 combined = lam * np.where(np.isneginf(sc.link), 0.0, sc.link) + arc_weight * sc.words.link_term(sc.cands)  # (S, S)
                 weighted = np.where(np.isneginf(sc.link), NEG_INF, combined)  # (S, S)
-                res = decode(sc.cands, weighted, 1.0)
+                res = decode(sc.cands, weighted, 1.0, sc.fixed)
             else:
                 weighted = np.where(np.isneginf(sc.link), NEG_INF, lam * sc.link)  # (S, S)
-                res = decode(sc.cands, sc.link, lam)
+                res = decode(sc.cands, sc.link, lam, sc.fixed)
             fallbacks += int(res.fallback)
             head_scores = link_head_scores(weighted, sc.cands.root, res.chosen[1:])  # (n, 1 + n)
             if label_source == "word" and sc.words is not None:

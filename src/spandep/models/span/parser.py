@@ -37,7 +37,7 @@ from spandep.checks import Range
 from spandep.data.sentence import Sentence
 from spandep.encoders.base import WordEncoder
 from spandep.options import InferenceOptions, InferenceStats
-from spandep.models.base import Parse, Parser
+from spandep.models.base import Parse, Parser, keep_labels
 from spandep.decoding import DECODERS
 from spandep.models.biaffine import BiaffineScorer
 from spandep.models.layers import evaluating
@@ -57,6 +57,7 @@ class SpanParser(Parser):
     """Encoder + span proposal + span linker; ``loss`` is the sum of the proposal and linking losses."""
 
     name = "span"
+    projective_fallback = True  # span_dp gives span_mst's tree when no projective tree keeps the given heads
     config_defaults = {  # word_scorer: true (default sizes) or a table of BiaffineScorer sizes, a word-level head
         "span_mlp": 500, "span_dropout": 0.33, "query_rate": 1.0, "max_queries": 0, "noisy_rate": 0.0,
         "linker": {"format": "late"}, "word_scorer": False,
@@ -195,7 +196,7 @@ class SpanParser(Parser):
             results, run = inference.parse(list(sentences))
         if stats is not None:
             stats.add(run)
-        return results
+        return keep_labels(results, sentences, options)
 
     def score(self, sentences: Sequence[Sentence], options: InferenceOptions | None = None) -> SpanScores:
         """Stages 1 and 2 of a parse with ``options`` and retrieval, decodable with or without it (``SpanScores``)."""
