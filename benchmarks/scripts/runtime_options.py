@@ -96,6 +96,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--limit", type=int, help="time only the first LIMIT sentences of --speed")
+    ap.add_argument("--dev-limit", type=int, help="score only the first DEV_LIMIT sentences of --dev")
     ap.add_argument("--out")
     args = ap.parse_args()
     runs = {name: variant(args.model, name) for name in args.variants}
@@ -122,7 +123,7 @@ def main() -> None:
         torch.set_num_threads(max(args.threads))
         parses = {}
         for name, (model, options) in runs.items():
-            gold = list(read_conllu(args.dev))
+            gold = list(read_conllu(args.dev))[: args.dev_limit]
             blank = tuple(sorted({head.column for head in model.heads.values()}))
             parses[name] = list(parse_stream(model, [s.blanked(blank) for s in gold], options))
             report = evaluate(gold, parses[name])
@@ -137,7 +138,7 @@ def main() -> None:
         write_json(Path(args.out), {
             "schema": "spandep-runtime-options/1", "command": command, "machine": machine(), **checkout(), "torch": torch.__version__,
             "model": portable_path(args.model), "speed_input": portable_path(args.speed), "limit": args.limit, "words": words,
-            "dev": portable_path(args.dev) if args.dev else None, "rounds": args.rounds, "clock": "process CPU time", "variants": rows,
+            "dev": portable_path(args.dev) if args.dev else None, "dev_limit": args.dev_limit, "rounds": args.rounds, "clock": "process CPU time", "variants": rows,
         })
 
 
