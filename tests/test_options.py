@@ -110,3 +110,22 @@ def test_ranges_say_what_they_allow():
     assert str(Range(1)) == "an int ≥ 1" and str(Range(0, 1, integer=False, open_high=True)) == "a finite number in [0, 1)"
     assert Range(1).problem("k", True) == "k must be an int ≥ 1, not True"  # TOML's true is no number
     assert Range(0, integer=False).problem("lam", 2) is None
+
+
+def test_every_front_end_parses_with_the_same_batch_size_by_default():
+    """``batch_tokens``'s default is ``options.DEFAULT_BATCH_TOKENS`` in the API, the CLI and spaCy alike."""
+    import inspect
+
+    from spandep.api import load
+    from spandep.cli.benchmark_speed import benchmark_speed
+    from spandep.cli.parse import parse
+    from spacy.language import Language
+
+    import spandep.integrations.spacy_component  # noqa: F401 (registers the factory)
+    from spandep.options import DEFAULT_BATCH_TOKENS, InferenceOptions
+
+    assert InferenceOptions().batch_tokens == DEFAULT_BATCH_TOKENS
+    assert inspect.signature(load).parameters["batch_tokens"].default == DEFAULT_BATCH_TOKENS
+    for command in (parse, benchmark_speed):
+        assert inspect.signature(command).parameters["batch_tokens"].default.default == DEFAULT_BATCH_TOKENS
+    assert Language.get_factory_meta("spandep").default_config["batch_tokens"] == DEFAULT_BATCH_TOKENS

@@ -28,7 +28,7 @@ from spandep.data.conllu import check_text, token_sentence
 from spandep.data.sentence import Sentence
 from spandep.document import Doc
 from spandep.errors import InputFormatError
-from spandep.options import InferenceOptions, InferenceStats
+from spandep.options import DEFAULT_BATCH_TOKENS, InferenceOptions, InferenceStats
 from spandep.limits import check_counts
 from spandep.tokenization.inputs import RAW_TEXT_FORMATS, read_input, read_raw_text
 
@@ -294,7 +294,7 @@ def load(
     device: str = "cpu",
     threads: int | None = None,
     decoder: str | None = None,
-    batch_tokens: int = 4000,
+    batch_tokens: int = DEFAULT_BATCH_TOKENS,
     treebank: str | None = None,
     int8: bool = False,
     **settings: Any,

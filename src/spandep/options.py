@@ -19,7 +19,7 @@ __all__ = ["DECODER_NAMES", "KEEP_CHOICES", "LABEL_SOURCES", "MODEL_SETTINGS", "
 DECODER_NAMES = ("mst", "projective")
 LABEL_SOURCES = ("linker", "word")
 KEEP_CHOICES = ("heads", "heads,deprels")  # what of the input's tree a parse keeps (docs/constrained.md)
-DEFAULT_BATCH_TOKENS = 4000
+DEFAULT_BATCH_TOKENS = 1000  # 8 % faster than 4,000 with the same parses (BENCHMARKS.md, issue 48); every front end's default
 
 
 def _check_limit(name: str, value: object) -> None:

@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from spandep.cli.common import bound, check_input, check_options, handle_errors, inference_options, load_pipeline
+from spandep.options import DEFAULT_BATCH_TOKENS
 
 
 def benchmark_speed(
@@ -16,7 +17,7 @@ def benchmark_speed(
     model: Optional[Path] = typer.Option(None, "--model", "-m", help="A shipped model's name (spandep models) or a model folder (default: $SPANDEP_MODEL, else en)."),
     runs: int = typer.Option(3, help="Timed runs."),
     warmup: int = typer.Option(1, help="Untimed warm-up runs first."),
-    batch_tokens: int = typer.Option(4000, help="Words (pieces for transformers) per batch."),
+    batch_tokens: int = typer.Option(DEFAULT_BATCH_TOKENS, help="Words (pieces for transformers) per batch."),
     decoder: Optional[str] = typer.Option(None, help="mst or projective; default: the model's."),
     threads: int = typer.Option(0, help="Torch CPU threads (0: torch's default)."),
     k: Optional[int] = typer.Option(None, help="Span models: spans proposed per word (default: the model's)."),

@@ -18,7 +18,7 @@ from spandep.data.conllu import FORMATS
 from spandep.data.output import check_writable
 from spandep.data.writers import OUTPUT_FORMATS, write_sentences
 from spandep.errors import OptionError
-from spandep.options import KEEP_CHOICES
+from spandep.options import DEFAULT_BATCH_TOKENS, KEEP_CHOICES
 
 PARSE_CHUNK = 512  # sentences parsed together; the same with and without --workers, so the outputs are identical
 
@@ -43,7 +43,7 @@ def parse(
     decoder: Optional[str] = typer.Option(None, help="mst (non-projective) or projective (Eisner / span DP); default: the model's."),
     k: Optional[int] = typer.Option(None, help="Span models: spans proposed per word (default: the model's, chosen on dev)."),
     lam: Optional[float] = typer.Option(None, help="Span models: weight of link scores against span scores (default: the model's)."),
-    batch_tokens: int = typer.Option(4000, help="Words per batch; lower it if memory runs out."),
+    batch_tokens: int = typer.Option(DEFAULT_BATCH_TOKENS, help="Words per batch; lower it if memory runs out."),
     treebank: Optional[str] = typer.Option(
         None, help="A model trained on several treebanks: the one to parse as (its labels, tags and tokenizer); a shipped name such as fr names its own.",
     ),

@@ -39,7 +39,7 @@ def serve(
     max_queue: int = typer.Option(256, help="Requests that may wait for the worker; one more is 503 with Retry-After. " + _allowed("max_queue")),
     timeout: float = typer.Option(120.0, help="Seconds a request may take from arrival to answer; later is 504, and its work stops. " + _allowed("timeout")),
     batch_words: int = typer.Option(1000, help="Words (a sentence counts one more) the worker parses at a time, round-robin between requests: the most a request waits for another's. " + _allowed("batch_words")),
-    batch_tokens: int = typer.Option(1000, help="Padded words per batch of the model, as for parse (whose default is 4000; docs/serve.md). " + _allowed("batch_tokens")),
+    batch_tokens: int = typer.Option(1000, help="Padded words per batch of the model, as for parse (the same default; docs/serve.md). " + _allowed("batch_tokens")),
     batch_wait_ms: float = typer.Option(10.0, help="How long a batch waits for more requests when none is queued. " + _allowed("batch_wait_ms")),
     max_connections: int = typer.Option(512, help="Open connections; one more closes the oldest idle one. Below the open-file limit (ulimit -n) less 128. " + _allowed("max_connections")),
     read_timeout: float = typer.Option(30.0, help="Seconds a connection has to send a whole request (head and body) after opening or after its previous answer; later it is closed. " + _allowed("read_timeout")),

@@ -37,6 +37,7 @@ from spacy.tokens import Token as SpacyToken
 from spacy.util import minibatch
 
 from spandep.data.sentence import Sentence, Token
+from spandep.options import DEFAULT_BATCH_TOKENS
 from spandep.tokenization.text import token_ranges
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ def _set_trees(doc: Doc, trees: list[tuple[int, int, Sentence]]) -> None:
 
 @Language.factory(
     "spandep",
-    default_config={"model": None, "decoder": None, "batch_tokens": 4000, "treebank": None, "inference": {}},
+    default_config={"model": None, "decoder": None, "batch_tokens": DEFAULT_BATCH_TOKENS, "treebank": None, "inference": {}},
     assigns=[
         "token.head", "token.dep", "token.pos", "token.tag", "token.lemma", "token.morph", "token.is_sent_start",
         "doc.sents", "token._.head_prob", "token._.label_prob",
