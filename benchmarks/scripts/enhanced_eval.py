@@ -19,7 +19,11 @@ speed on the split's gold trees (wall clock, fastest of three runs).
     python -m benchmarks.scripts.enhanced_eval --models en en-accurate --splits dev test
 
 writes ``benchmarks/results/enhanced/en_ewt.json``. ``--parses DIR`` keeps the parses there and reuses them on a
-rerun (the JSON says which were reused).
+rerun (the JSON says which were reused). ``--raw``: the models parse the split's raw text instead (its paragraphs as
+``spandep.tokenization.corpus.raw_text`` writes them, through each model's own tokenizer; the scorer aligns the words
+on characters), systems named ``<model> raw``:
+
+    python -m benchmarks.scripts.enhanced_eval --models en en-accurate --splits test --raw --ablation --out benchmarks/results/enhanced/en_ewt_raw.json
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from spandep.data.conllu import read_conllu, write_conllu
 from spandep.data.sentence import Sentence
 from spandep.enhancement import RULES, enhance, without_empty_nodes
 from spandep.enhancement.collapse import collapse_empty_nodes
+from spandep.tokenization.corpus import raw_text, read_paragraphs
 
 RESULTS = REPO / "benchmarks" / "results" / "enhanced"
 METRICS = ("UAS", "LAS", "CLAS", "MLAS", "BLEX", "ELAS", "EULAS")
@@ -72,15 +77,18 @@ def gold_tokens(sentence: Sentence) -> Sentence:
     return without_empty_nodes(blanked)
 
 
-def parses(model: str, gold: Path, cache: Path | None) -> tuple[list[Sentence], dict[str, Any]]:
-    """``gold``'s tokens parsed by ``model`` (one torch thread), or read from ``cache`` where an earlier run left them."""
-    kept = cache / f"{gold.stem}.{model}.conllu" if cache else None
+def parses(model: str, gold: Path, cache: Path | None, raw: bool) -> tuple[list[Sentence], dict[str, Any]]:
+    """``gold``'s tokens (``raw``: its raw text) parsed by ``model`` (one torch thread), or read from ``cache`` where
+    an earlier run left them."""
+    kept = cache / f"{gold.stem}.{model}{'.raw' if raw else ''}.conllu" if cache else None
     if kept and kept.is_file():
         return list(read_conllu(kept)), {"parses": portable_path(kept), "reused": True}
     import spandep
 
     started = time.perf_counter()
-    parsed = list(spandep.load(model, threads=1).parse_sentences(map(gold_tokens, read_conllu(gold))))
+    nlp = spandep.load(model, threads=1)
+    inputs = nlp.tokenizer.iter_sentences(raw_text(read_paragraphs(gold)), gold.name) if raw else map(gold_tokens, read_conllu(gold))
+    parsed = list(nlp.parse_sentences(inputs))
     seconds = round(time.perf_counter() - started, 1)
     if kept:
         write_conllu(parsed, kept)
@@ -114,7 +122,7 @@ def rules_speed(sentences: list[Sentence], repeats: int = 3) -> float:
     return round(sum(map(len, sentences)) / min(seconds))
 
 
-def score_split(gold: Path, models: Iterable[str], cache: Path | None, ablation: bool) -> dict[str, Any]:
+def score_split(gold: Path, models: Iterable[str], cache: Path | None, ablation: bool, raw: bool) -> dict[str, Any]:
     sentences = list(read_conllu(gold))
     result: dict[str, Any] = {
         "file": portable_path(gold), "sentences": len(sentences), "rules_words_per_s": rules_speed(sentences),
@@ -126,8 +134,8 @@ def score_split(gold: Path, models: Iterable[str], cache: Path | None, ablation:
         golds = {"collapsed": collapsed, "uncollapsed": gold}
         result["gold-tree"] = score_system(sentences, golds, folder, ablation)
         for model in models:
-            parsed, how = parses(model, gold, cache)
-            result[model] = {**how, **score_system(parsed, golds, folder, ablation)}
+            parsed, how = parses(model, gold, cache, raw)
+            result[f"{model} raw" if raw else model] = {**how, **score_system(parsed, golds, folder, ablation)}
     return result
 
 
@@ -139,6 +147,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="Treebank folder (default ../shared/data, or $SPANDEP_DATA).")
     parser.add_argument("--parses", type=Path, help="Keep the parses in this folder and reuse them on a rerun.")
     parser.add_argument("--ablation", nargs="*", default=["dev"], help="Splits on which to score the rules less each one.")
+    parser.add_argument("--raw", action="store_true", help="The models parse the split's raw text, not its gold tokens.")
     parser.add_argument("--out", type=Path, default=RESULTS / "en_ewt.json", help="Result file.")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
@@ -151,8 +160,8 @@ def main(argv: list[str] | None = None) -> None:
     }
     for split in args.splits:
         gold = args.data / getattr(DATASETS["en_ewt"], split).relative_to(DATA)
-        result[split] = score_split(gold, args.models, args.parses, split in args.ablation)
-        for system in ("gold-tree", *args.models):
+        result[split] = score_split(gold, args.models, args.parses, split in args.ablation, args.raw)
+        for system in ("gold-tree", *(f"{m} raw" if args.raw else m for m in args.models)):
             row = result[split][system]
             figures = (f"{k} ELAS {row[k]['collapsed']['ELAS']:.2f} EULAS {row[k]['collapsed']['EULAS']:.2f}" for k in ("copy", "rules"))
             print(split, system, " ".join(figures))
