@@ -14,8 +14,9 @@ token span is exactly its token's new string and each sentence ends at the same 
   with random forms (apostrophes ``’ ‘ ʼ``, quotes ``“ ” „ « » ‹ ›``, dashes ``– —``), each occurrence rewritten
   with probability :data:`SUBSTITUTE`, no-break and narrow no-break spaces, sometimes full-width punctuation and
   digits, title case or all capitals;
-- :func:`training_paragraphs`: an epoch's training paragraphs, a share of them rewritten by :func:`augment` and
-  some joined to the one before with one space (no paragraph break), drawn from the seed and the epoch.
+- :func:`training_paragraphs`: an epoch's training paragraphs, a share of their sentences rewritten by
+  :func:`augment` and some paragraphs joined to the one before with one space (no paragraph break), drawn from the
+  seed and the epoch.
 
 Only the text a tokenizer learns from changes; a tokenizer still returns the user's characters (docs/tokenizer.md).
 """
@@ -26,7 +27,7 @@ import random
 from dataclasses import dataclass, replace
 
 from spandep.tokenization.corpus import GoldParagraph
-from spandep.tokenization.text import TokenSpan
+from spandep.tokenization.text import SentenceSpans, TokenSpan
 
 __all__ = ["QUOTES", "Layout", "Style", "augment", "joined", "training_paragraphs", "typeset"]
 
@@ -187,24 +188,47 @@ def augment(paragraph: GoldParagraph, rng: random.Random) -> GoldParagraph:
     return _cased(restyled(Layout.of(paragraph), style, rng), rng).paragraph()
 
 
+def _concat(parts: list[tuple[str, GoldParagraph]]) -> GoldParagraph:
+    """One paragraph of ``parts``, each (the whitespace before it, a paragraph), their spans moved along."""
+    texts: list[str] = []
+    sentences: list[SentenceSpans] = []
+    offset = 0
+    for gap, part in parts:
+        offset += len(gap)
+        sentences.extend([TokenSpan(t.start + offset, t.end + offset, t.words) for t in s] for s in part.sentences)
+        texts.extend((gap, part.text))
+        offset += len(part.text)
+    return GoldParagraph("".join(texts), sentences)
+
+
+def _sentences(paragraph: GoldParagraph) -> list[tuple[str, GoldParagraph]]:
+    """Each sentence of ``paragraph`` as a paragraph of its own, with the whitespace before it (what
+    :func:`_concat` joins back into ``paragraph``)."""
+    parts, end = [], 0
+    for s in paragraph.sentences:
+        a, b = s[0].start, s[-1].end
+        parts.append((paragraph.text[end:a], GoldParagraph(paragraph.text[a:b], [[replace(t, start=t.start - a, end=t.end - a) for t in s]])))
+        end = b
+    return parts
+
+
 def joined(first: GoldParagraph, second: GoldParagraph) -> GoldParagraph:
     """The two paragraphs as one, their texts joined by one space."""
-    offset = len(first.text) + 1
-    moved = [[TokenSpan(t.start + offset, t.end + offset, t.words) for t in s] for s in second.sentences]
-    return GoldParagraph(f"{first.text} {second.text}", [*first.sentences, *moved])
+    return _concat([("", first), (" ", second)])
 
 
 def training_paragraphs(paragraphs: list[GoldParagraph], rate: float, seed: int, epoch: int) -> list[GoldParagraph]:
-    """An epoch's training paragraphs: each rewritten by :func:`augment` with probability ``rate``, and joined to the
+    """An epoch's training paragraphs: each sentence rewritten by :func:`augment` with probability ``rate`` (a
+    sentence, not a paragraph: fr_sequoia's whole training file is one paragraph), and each paragraph joined to the
     one before with probability ``rate * JOIN``; drawn from ``seed`` and ``epoch`` alone."""
     if rate <= 0:
         return paragraphs
     rng = random.Random(f"augment/{seed}/{epoch}")
     out: list[GoldParagraph] = []
     for p in paragraphs:
-        p = augment(p, rng) if rng.random() < rate else p
+        whole = _concat([(gap, augment(s, rng) if rng.random() < rate else s) for gap, s in _sentences(p)])
         if out and rng.random() < rate * JOIN:
-            out[-1] = joined(out[-1], p)
+            out[-1] = joined(out[-1], whole)
         else:
-            out.append(p)
+            out.append(whole)
     return out
