@@ -90,7 +90,7 @@ def write_variants(gold: Path, language: str, out: Path, seed: int) -> dict[str,
     spans = [(s, p.text) for p in typed for s in p.sentences]
     if len(spans) != len(sentences):
         raise SystemExit(f"{gold}: {len(sentences)} sentences read, {len(spans)} aligned")
-    files = {"original": gold, "typo": out / "typo.conllu", "nopar": out / "nopar.conllu"}
+    files = {"original": gold, "typo": out / "typo-test.conllu", "nopar": out / "nopar-test.conllu"}
     write_blocks((format_sentence(retyped(s, *x)) for s, x in zip(sentences, spans)), files["typo"])
     kept = ([c for c in s.comments if not c.startswith(("# newpar", "# newdoc"))] for s in sentences)
     write_blocks((format_sentence(replace(s, comments=c)) for s, c in zip(sentences, kept)), files["nopar"])
