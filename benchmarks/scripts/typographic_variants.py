@@ -21,8 +21,10 @@ UPOS and LAS (F1); ``lossless``: whether the tokenizer kept every character (``c
     python -m benchmarks.scripts.typographic_variants en en-accurate fr it cs ru no
     python -m benchmarks.scripts.typographic_variants fr --tokenizer runs/tokenizers/fr_sequoia_augment/tokenizer --label fr-augment
 
-writes ``benchmarks/results/tokenizer/typographic/<name or label>.json``; the variant files go to
-``runs/typographic/<treebank>/`` (``--variants``; treebank files are never committed).
+writes ``benchmarks/results/tokenizer/typographic/<name or label>.json`` (``__dev`` before ``.json`` with ``--split
+dev``, for choices made on dev); the variant files go to ``runs/typographic/<treebank>/{typo,nopar}-<split>.conllu``
+(``--variants``; treebank files are never committed), where ``python -m benchmarks.scripts.check_lossless --data
+runs/typographic`` checks them too.
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ def retyped(sentence: Sentence, spans: SentenceSpans, text: str) -> Sentence:
     return replace(sentence, words=words, extra_lines=extra, comments=[line if c.startswith("# text =") else c for c in sentence.comments])
 
 
-def write_variants(gold: Path, language: str, out: Path, seed: int) -> dict[str, Path]:
+def write_variants(gold: Path, language: str, out: Path, seed: int, split: str = "test") -> dict[str, Path]:
     """``typo`` and ``nopar`` of ``gold`` written into ``out`` (the module docstring), each checked to spell its
     rewritten text and to be read by the official scorer; every variant's gold file, the original's included."""
     out.mkdir(parents=True, exist_ok=True)
@@ -90,7 +92,7 @@ def write_variants(gold: Path, language: str, out: Path, seed: int) -> dict[str,
     spans = [(s, p.text) for p in typed for s in p.sentences]
     if len(spans) != len(sentences):
         raise SystemExit(f"{gold}: {len(sentences)} sentences read, {len(spans)} aligned")
-    files = {"original": gold, "typo": out / "typo-test.conllu", "nopar": out / "nopar-test.conllu"}
+    files = {"original": gold, "typo": out / f"typo-{split}.conllu", "nopar": out / f"nopar-{split}.conllu"}
     write_blocks((format_sentence(retyped(s, *x)) for s, x in zip(sentences, spans)), files["typo"])
     kept = ([c for c in s.comments if not c.startswith(("# newpar", "# newdoc"))] for s in sentences)
     write_blocks((format_sentence(replace(s, comments=c)) for s, c in zip(sentences, kept)), files["nopar"])
@@ -110,15 +112,15 @@ def official(gold: Path, system: list[Sentence]) -> dict[str, float]:
     return {m: round(100 * scores[m].f1, 2) for m in METRICS}
 
 
-def score_model(name: str, tokenizer_folder: Path | None, variants: Path, seed: int) -> dict[str, Any]:
-    """Every variant of the test split of shipped model ``name``'s treebank, tokenized, parsed and scored."""
+def score_model(name: str, tokenizer_folder: Path | None, variants: Path, seed: int, split: str) -> dict[str, Any]:
+    """Every variant of ``split`` of shipped model ``name``'s treebank, tokenized, parsed and scored."""
     line = read_catalogue()[1][name]
     code = str(line.code)
-    files = write_variants(DATASETS[code].test, code.split("_")[0], variants / code, seed)
+    files = write_variants(getattr(DATASETS[code], split), code.split("_")[0], variants / code, seed, split)
     model = load_model(line.folder)
     parse, options = model_parser(model, line.model_treebank)
     tokenizer = load_tokenizer(tokenizer_folder) if tokenizer_folder else tokenizer_for(line.folder, options.treebank)
-    result: dict[str, Any] = {"treebank": code, "model": portable_path(line.folder),
+    result: dict[str, Any] = {"treebank": code, "split": split, "model": portable_path(line.folder),
                               "tokenizer": portable_path(tokenizer_folder) if tokenizer_folder else "the model's"}
     for variant, gold in files.items():
         started = time.perf_counter()
@@ -142,6 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tokenizer", type=Path, help="a trained tokenizer folder instead of the model's (one model)")
     ap.add_argument("--label", help="the result file's name (default: the model's name)")
     ap.add_argument("--variants", type=Path, default=REPO / "runs" / "typographic", help="where the variant files go")
+    ap.add_argument("--split", default="test", choices=["dev", "test"])
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
@@ -150,12 +153,12 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     for name in args.models:
         result = {
-            "schema": SCHEMA, "name": args.label or name, **score_model(name, args.tokenizer, args.variants, args.seed),
+            "schema": SCHEMA, "name": args.label or name, **score_model(name, args.tokenizer, args.variants, args.seed, args.split),
             "scorer": "udtools.udeval (CoNLL 2018)", "seed": args.seed, "threads": args.threads,
             "command": "python -m benchmarks.scripts.typographic_variants " + " ".join(argv if argv is not None else sys.argv[1:]),
             **checkout(), "machine": machine(), "date": time.strftime("%Y-%m-%d"),
         }
-        out = RESULTS / f"{args.label or name}.json"
+        out = RESULTS / f"{args.label or name}{'' if args.split == 'test' else '__' + args.split}.json"
         write_json(out, result)
         print("wrote", portable_path(out))
 
