@@ -21,6 +21,8 @@ UPOS and LAS (F1); ``lossless``: whether the tokenizer kept every character (``c
     python -m benchmarks.scripts.typographic_variants en en-accurate fr it cs ru no
     python -m benchmarks.scripts.typographic_variants fr --tokenizer runs/tokenizers/fr_sequoia_augment/tokenizer --label fr-augment
 
+    python -m benchmarks.scripts.typographic_variants --table benchmarks/results/tokenizer/typographic/*.json
+
 writes ``benchmarks/results/tokenizer/typographic/<name or label>.json`` (``__dev`` before ``.json`` with ``--split
 dev``, for choices made on dev); the variant files go to ``runs/typographic/<treebank>/{typo,nopar}-<split>.conllu``
 (``--variants``; treebank files are never committed), where ``python -m benchmarks.scripts.check_lossless --data
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import re
 import sys
 import time
@@ -138,9 +141,26 @@ def score_model(name: str, tokenizer_folder: Path | None, variants: Path, seed: 
     return result
 
 
+def table(files: list[Path]) -> str:
+    """The result ``files`` as a markdown table: Words, Sentences F1 and LAS of each variant, the variants' differences
+    from the original, and whether every character was kept."""
+    rows = [
+        "| model (tokenizer) | treebank | original: Words / Sentences / LAS | typo | Δ Words / LAS | nopar | Δ Words / LAS | lossless |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for path in files:
+        r = json.loads(path.read_text(encoding="utf-8"))
+        cells = [" / ".join(f"{r[v][m]:.2f}" for m in ("Words", "Sentences", "LAS")) for v in ("original", "typo", "nopar")]
+        delta = [" / ".join(f"{r['differences'][v][m]:+.2f}" for m in ("Words", "LAS")) for v in ("typo", "nopar")]
+        lossless = "yes" if all(r[v]["lossless"] for v in ("original", "typo", "nopar")) else "**no**"
+        rows.append(f"| `{r['name']}` | {r['treebank']} {r['split']} | {cells[0]} | {cells[1]} | {delta[0]} | {cells[2]} | {delta[1]} | {lossless} |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("models", nargs="+", help="shipped model names (spandep models)")
+    ap.add_argument("models", nargs="*", help="shipped model names (spandep models)")
+    ap.add_argument("--table", nargs="+", type=Path, help="print these result files as a markdown table instead")
     ap.add_argument("--tokenizer", type=Path, help="a trained tokenizer folder instead of the model's (one model)")
     ap.add_argument("--label", help="the result file's name (default: the model's name)")
     ap.add_argument("--variants", type=Path, default=REPO / "runs" / "typographic", help="where the variant files go")
@@ -148,6 +168,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args(argv)
+    if args.table:
+        print(table(args.table))
+        return
     if (args.tokenizer or args.label) and len(args.models) != 1:
         ap.error("--tokenizer and --label go with one model")
     torch.set_num_threads(args.threads)
