@@ -7,7 +7,8 @@ random offset (drawn from the seed and the epoch, so a resumed run sees the same
 ``augment`` above 0, each epoch first rewrites that share of the training sentences into typographic and casing
 variants and joins some paragraphs to the one before (:func:`~spandep.tokenization.variants.training_paragraphs`, drawn from
 the seed and the epoch); the targets are built from the rewritten paragraphs' own spans, and the character list
-from the training text and one rewriting of every paragraph, so the variants' characters have embeddings.
+and the multiword-token lexicon from the training text and one rewriting of every sentence, so the variants'
+characters have embeddings and their multiword tokens (it "dell’") their words.
 
 After each epoch the dev file's raw text is tokenized with the default thresholds (0.5) and scored
 (:mod:`.selection`); the best epoch's weights are kept. The learning rate is halved after ``lr_decay_patience``
@@ -171,7 +172,7 @@ def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str
     train_paras, dev_paras = read_paragraphs(train), read_paragraphs(dev)
     seen = train_paras + (training_paragraphs(train_paras, 1.0, settings.seed, 0) if settings.augment > 0 else [])
     vocab = CharVocab.build((p.text for p in seen), settings.min_char_count)
-    lexicon = MwtLexicon.learn((p.text[t.start : t.end], t.words) for p in train_paras for s in p.sentences for t in s)
+    lexicon = MwtLexicon.learn((p.text[t.start : t.end], t.words) for p in seen for s in p.sentences for t in s)
     data = _Data(train_paras, vocab, settings.window, settings.augment)
     net = _net(vocab, settings)
     optimizer = torch.optim.Adam(net.parameters(), lr=settings.lr)
