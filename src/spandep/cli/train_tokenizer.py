@@ -27,7 +27,7 @@ def train_tokenizer(
     batch_size: int = typer.Option(32, help="Pieces per batch."),
     lr: float = typer.Option(2e-3, help="Adam learning rate."),
     lr_decay_patience: int = typer.Option(0, help="Halve the learning rate after this many epochs without a better dev score (0: never)."),
-    augment: float = typer.Option(0.0, help="Share of training sentences rewritten each epoch into typographic and casing variants (curly quotes, dashes, no-break spaces, capitals), some paragraphs joined; 0: none."),
+    augment: float = typer.Option(0.3, help="Share of training sentences rewritten each epoch into typographic and casing variants (curly quotes, dashes, no-break spaces, capitals), some paragraphs joined; 0: none."),
     seed: int = typer.Option(1, help="Random seed."),
     threads: int = typer.Option(1, help="Torch CPU threads."),
 ) -> None:

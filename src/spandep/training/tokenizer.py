@@ -64,7 +64,7 @@ class TrainSettings:
     lr_decay_patience: int = 0  # halve the learning rate after this many epochs without a better dev score (0: never)
     min_char_count: int = 2
     seed: int = 1
-    augment: float = 0.0  # share of training paragraphs rewritten into typographic variants each epoch (0: none)
+    augment: float = 0.3  # share of training sentences rewritten into typographic variants each epoch (0: none; 0.3 chosen on fr_sequoia dev)
 
 
 def _targets(p: GoldParagraph) -> tuple[np.ndarray, np.ndarray]:
