@@ -86,6 +86,8 @@ LIMITS: dict[str, Limit] = {
         Limit("port", Range(0, 65535), "spandep serve --port (0: any free port)"),
         # compressed input (gzip, xz, bzip2: data/compression.py), wherever a file or request is read
         Limit("compressed_ratio", Range(1, 1000), "compressed input: decompressed bytes per compressed byte, checked once 1 MiB is out (UD treebanks: 5 to 15; a decompression bomb: thousands)"),
+        # tokenizer training on typographic variants (issue 47)
+        Limit("tokenizer_augment", Range(0, 1, integer=False), "spandep train-tokenizer --augment: share of training sentences rewritten into typographic and casing variants each epoch (0: none)"),
     )
 }
 

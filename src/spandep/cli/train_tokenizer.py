@@ -27,6 +27,7 @@ def train_tokenizer(
     batch_size: int = typer.Option(32, help="Pieces per batch."),
     lr: float = typer.Option(2e-3, help="Adam learning rate."),
     lr_decay_patience: int = typer.Option(0, help="Halve the learning rate after this many epochs without a better dev score (0: never)."),
+    augment: float = typer.Option(0.3, help="Share of training sentences rewritten each epoch into typographic and casing variants (curly quotes, dashes, no-break spaces, capitals), some paragraphs joined; 0: none."),
     seed: int = typer.Option(1, help="Random seed."),
     threads: int = typer.Option(1, help="Torch CPU threads."),
 ) -> None:
@@ -44,13 +45,14 @@ def train_tokenizer(
             ("--layers", layers, bound("tokenizer_layers")), ("--window", window, bound("tokenizer_window")),
             ("--batch-size", batch_size, bound("tokenizer_batch")), ("--lr-decay-patience", lr_decay_patience, bound("lr_decay_patience")),
             ("--threads", threads, limit("threads").from_one), ("--dropout", dropout, Range(0, 1, integer=False, open_high=True)),
-            ("--lr", lr, bound("tokenizer_lr")), ("--seed", seed, bound("seed")),
+            ("--lr", lr, bound("tokenizer_lr")), ("--seed", seed, bound("seed")), ("--augment", augment, bound("tokenizer_augment")),
         )
         check_input(train, stdin=False)
         check_input(dev, stdin=False)
         torch.set_num_threads(threads)
         net = NetConfig(embedding=embedding, hidden=hidden, layers=layers, dropout=dropout)
-        settings = TrainSettings(net, epochs, patience, batch_size, window, lr, seed=seed, lr_decay_patience=lr_decay_patience)
+        settings = TrainSettings(net, epochs, patience, batch_size, window, lr, seed=seed, lr_decay_patience=lr_decay_patience,
+                                 augment=augment)
         record = run(train, dev, output, settings)
         scores = record["dev_scores"]
         typer.echo(

@@ -3,7 +3,12 @@
 Targets, per character of each training paragraph's raw text (:mod:`.corpus`): ``token`` (1 where a gold token
 ends; read on every non-whitespace character), ``sentence`` and ``mwt`` (1 where a sentence / a multiword token
 ends; read where a gold token ends). Each epoch cuts every paragraph into pieces of ``window`` characters from a
-random offset (drawn from the seed and the epoch, so a resumed run sees the same pieces) and shuffles them.
+random offset (drawn from the seed and the epoch, so a resumed run sees the same pieces) and shuffles them. With
+``augment`` above 0, each epoch first rewrites that share of the training sentences into typographic and casing
+variants and joins some paragraphs to the one before (:func:`~spandep.tokenization.variants.training_paragraphs`, drawn from
+the seed and the epoch); the targets are built from the rewritten paragraphs' own spans, and the character list
+and the multiword-token lexicon from the training text and one rewriting of every sentence, so the variants'
+characters have embeddings and their multiword tokens (it "dell’") their words.
 
 After each epoch the dev file's raw text is tokenized with the default thresholds (0.5) and scored
 (:mod:`.selection`); the best epoch's weights are kept. The learning rate is halved after ``lr_decay_patience``
@@ -37,6 +42,7 @@ from spandep.tokenization.mwt import MwtLexicon
 from spandep.tokenization.selection import DevScores, gold_sentences, span_scores
 from spandep.tokenization.text import paragraphs
 from spandep.tokenization.trained import Thresholds, TrainedTokenizer
+from spandep.tokenization.variants import training_paragraphs
 from spandep.training.checkpoint import load_checkpoint, run_lock, save_checkpoint
 
 __all__ = ["TrainSettings", "train_tokenizer"]
@@ -58,6 +64,7 @@ class TrainSettings:
     lr_decay_patience: int = 0  # halve the learning rate after this many epochs without a better dev score (0: never)
     min_char_count: int = 2
     seed: int = 1
+    augment: float = 0.3  # share of training sentences rewritten into typographic variants each epoch (0: none; 0.3 chosen on fr_sequoia dev)
 
 
 def _targets(p: GoldParagraph) -> tuple[np.ndarray, np.ndarray]:
@@ -76,14 +83,19 @@ def _targets(p: GoldParagraph) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _Data:
-    """Encoded training paragraphs and the pieces of an epoch."""
+    """Encoded training paragraphs (an epoch's variants of them, with ``augment``) and the pieces of an epoch."""
 
-    def __init__(self, paras: list[GoldParagraph], vocab: CharVocab, window: int) -> None:
-        self.window = window
-        self.ids = [vocab.encode(p.text) for p in paras]
+    def __init__(self, paras: list[GoldParagraph], vocab: CharVocab, window: int, augment: float = 0.0) -> None:
+        self.paras, self.vocab, self.window, self.augment = paras, vocab, window, augment
+        self._encode(paras)
+
+    def _encode(self, paras: list[GoldParagraph]) -> None:
+        self.ids = [self.vocab.encode(p.text) for p in paras]
         self.targets = [_targets(p) for p in paras]
 
     def batches(self, epoch: int, seed: int, batch_size: int) -> list[list[tuple[int, int, int]]]:
+        if self.augment > 0:
+            self._encode(training_paragraphs(self.paras, self.augment, seed, epoch))
         rng = np.random.default_rng([seed, epoch])
         pieces: list[tuple[int, int, int]] = []
         for k, ids in enumerate(self.ids):
@@ -158,9 +170,10 @@ def train_tokenizer(train: Path, dev: Path, out: Path, settings: TrainSettings) 
 
 def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str, Any]:
     train_paras, dev_paras = read_paragraphs(train), read_paragraphs(dev)
-    vocab = CharVocab.build((p.text for p in train_paras), settings.min_char_count)
-    lexicon = MwtLexicon.learn((p.text[t.start : t.end], t.words) for p in train_paras for s in p.sentences for t in s)
-    data = _Data(train_paras, vocab, settings.window)
+    seen = train_paras + (training_paragraphs(train_paras, 1.0, settings.seed, 0) if settings.augment > 0 else [])
+    vocab = CharVocab.build((p.text for p in seen), settings.min_char_count)
+    lexicon = MwtLexicon.learn((p.text[t.start : t.end], t.words) for p in seen for s in p.sentences for t in s)
+    data = _Data(train_paras, vocab, settings.window, settings.augment)
     net = _net(vocab, settings)
     optimizer = torch.optim.Adam(net.parameters(), lr=settings.lr)
     meta = load_checkpoint(out / "checkpoint", net, optimizer) or {
