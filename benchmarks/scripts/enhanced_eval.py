@@ -18,7 +18,8 @@ speed on the split's gold trees (wall clock, fastest of three runs).
 
     python -m benchmarks.scripts.enhanced_eval --models en en-accurate --splits dev test
 
-writes ``benchmarks/results/enhanced/en_ewt.json``. ``--parses DIR`` keeps the parses there and reuses them on a
+writes ``benchmarks/results/enhanced/en_ewt.json`` (``--dataset cs_cltt --models cs``: Czech CLTT, whose splits have
+DEPS too, into ``cs_cltt.json``). ``--parses DIR`` keeps the parses there and reuses them on a
 rerun (the JSON says which were reused). ``--raw``: the models parse the split's raw text instead (its paragraphs as
 ``spandep.tokenization.corpus.raw_text`` writes them, through each model's own tokenizer; the scorer aligns the words
 on characters), systems named ``<model> raw``:
@@ -148,25 +149,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--parses", type=Path, help="Keep the parses in this folder and reuse them on a rerun.")
     parser.add_argument("--ablation", nargs="*", default=["dev"], help="Splits on which to score the rules less each one.")
     parser.add_argument("--raw", action="store_true", help="The models parse the split's raw text, not its gold tokens.")
-    parser.add_argument("--out", type=Path, default=RESULTS / "en_ewt.json", help="Result file.")
+    parser.add_argument("--dataset", default="en_ewt", choices=sorted(DATASETS), help="Treebank (one whose splits have DEPS).")
+    parser.add_argument("--out", type=Path, help="Result file (default benchmarks/results/enhanced/DATASET.json).")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     if args.parses:
         args.parses.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {
-        "schema": "spandep-enhanced/1", "treebank": "en_ewt", "scorer": "udtools.udeval (IWPT 2021, --enhancements 0)",
+        "schema": "spandep-enhanced/1", "treebank": args.dataset, "scorer": "udtools.udeval (IWPT 2021, --enhancements 0)",
         "command": "python -m benchmarks.scripts.enhanced_eval " + " ".join(argv if argv is not None else sys.argv[1:]),
         **checkout(), "machine": machine(), "date": time.strftime("%Y-%m-%d"), "torch_threads": 1,
     }
     for split in args.splits:
-        gold = args.data / getattr(DATASETS["en_ewt"], split).relative_to(DATA)
+        gold = args.data / getattr(DATASETS[args.dataset], split).relative_to(DATA)
         result[split] = score_split(gold, args.models, args.parses, split in args.ablation, args.raw)
         for system in ("gold-tree", *(f"{m} raw" if args.raw else m for m in args.models)):
             row = result[split][system]
             figures = (f"{k} ELAS {row[k]['collapsed']['ELAS']:.2f} EULAS {row[k]['collapsed']['EULAS']:.2f}" for k in ("copy", "rules"))
             print(split, system, " ".join(figures))
-    write_json(args.out, result)
-    print("wrote", portable_path(args.out))
+    out = args.out or RESULTS / f"{args.dataset}.json"
+    write_json(out, result)
+    print("wrote", portable_path(out))
 
 
 if __name__ == "__main__":
