@@ -57,7 +57,7 @@ from spandep.data.conllu import read_conllu, write_conllu
 from spandep.data.reading import open_input
 from spandep.data.udv1 import named_v1
 from spandep.evaluation.conll18 import evaluate_conll18
-from spandep.tokenization.corpus import raw_text, read_paragraphs
+from spandep.tokenization.corpus import gold_tokens, raw_text, read_paragraphs
 
 SCHEMA = "spandep-peer/1"
 RESULTS = REPO / "benchmarks" / "results" / "peers" / "udpipe1"
@@ -91,8 +91,9 @@ def version() -> str:
 def training_text(path: Path) -> str:
     """A training CoNLL-U file as UDPipe reads it. A sentence without ``# text`` gets the text spandep's raw text has
     for it (``tokenization.corpus``: zh_gsd_v1 has none, and its rebuilt text puts no space between Chinese
-    characters) and ``SpaceAfter=No`` on each word that no space follows there: else UDPipe's tokenizer learns that
-    every token ends at a space and never splits unspaced text."""
+    characters; kk_ktb_v1 has none either) and ``SpaceAfter=No`` on each word outside a multiword token that no space
+    follows there (a multiword token's range line already says, as the text is built from it): else UDPipe's tokenizer
+    learns that every token ends at a space and never splits unspaced text."""
     sentences = list(read_conllu(path))
     if all(s.comment("text") is not None for s in sentences):
         return path.read_text(encoding="utf-8")
@@ -104,12 +105,16 @@ def training_text(path: Path) -> str:
         if sentence.comment("text") is not None:
             rebuilt.append(sentence)
             continue
-        if sentence.extra_lines or len(tokens) != len(sentence.words):
-            raise ValueError(f"{path}:{sentence.line}: a sentence without # text that has multiword tokens or empty nodes")
-        words = [
-            replace(w, misc="SpaceAfter=No" if t.end < len(text) and not text[t.end].isspace() else "_")
-            for w, t in zip(sentence.words, tokens)
-        ]
+        words, at = list(sentence.words), 0  # at: the token's first word
+        for span, token in zip(tokens, gold_tokens(sentence)):
+            joined = span.end < len(text) and not text[span.end].isspace()
+            if span.words:  # a multiword token: its SpaceAfter is its range line's, kept as read
+                if joined == token.space_after:
+                    raise ValueError(f"{path}:{sentence.line}: no space follows a multiword token in the rebuilt text, and it lacks SpaceAfter=No")
+                at += len(span.words)
+            else:
+                words[at] = replace(words[at], misc="SpaceAfter=No" if joined else "_")
+                at += 1
         body = text[tokens[0].start : tokens[-1].end]
         rebuilt.append(replace(sentence, words=words, comments=[*sentence.comments, f"# text = {body}"]))
     out = io.StringIO()
