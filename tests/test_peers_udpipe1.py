@@ -11,7 +11,9 @@ import pytest
 
 from benchmarks.scripts import peers_table
 from spandep.data.conllu import read_conllu
+from spandep.data.reading import InputBytes
 from spandep.data.udv1 import to_v2
+from spandep.tokenization.corpus import gold_tokens
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SPLITS = ("train", "dev", "test")
@@ -72,3 +74,19 @@ def test_the_udpipe1_summary_has_a_row_per_treebank_with_raw_and_gold_scores_and
     assert ta[8:13] == [f"{70.0 + i:.2f}" for i in gold_columns]
     assert kk[8:13] == ["–"] * 5 and zh[1:8] == ["–"] * 7 and zh[5] == "–"  # no raw file; zh_gsd_v1 has no lemmas
     assert peers_table.udpipe1_summary([]) == ""
+
+
+def test_a_training_sentence_without_text_gets_it_multiword_tokens_included() -> None:
+    """kk_ktb_v1 has no ``# text`` and has multiword tokens: each sentence gets the text our raw text has for it, a
+    multiword token's range line stays as read, and UDPipe reads the result as the same words."""
+    pytest.importorskip("ufal.udpipe")
+    from benchmarks.scripts.udpipe1 import read_sentences, training_text
+
+    source = FIXTURES / "udv1" / "kk_ktb_v1.conllu"
+    original = list(read_conllu(source))
+    assert any(s.extra_lines for s in original) and all(s.comment("text") is None for s in original)
+    rebuilt = list(read_conllu(InputBytes("rebuilt", training_text(source).encode())))
+    assert [s.comment("text") for s in rebuilt] == [" ".join(gold.form for gold in gold_tokens(s)) for s in original]
+    assert [s.extra_lines for s in rebuilt] == [s.extra_lines for s in original]
+    assert [[w.form for w in s.words] for s in rebuilt] == [[w.form for w in s.words] for s in original]
+    assert [len(s.words) for s in read_sentences(source)] == [len(s.words) + 1 for s in original]  # with UDPipe's root
