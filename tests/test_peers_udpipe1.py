@@ -66,9 +66,13 @@ def test_the_udpipe1_summary_has_a_row_per_treebank_with_raw_and_gold_scores_and
     write("ta_ttb", "gold", 70.0, "UD v2 as released")
     write("kk_ktb_v1", "raw", 40.0, "UD v2, converted from the released UD v1 (spandep.data.udv1)")
     write("zh_gsd_v1", "gold", 60.0, None)  # a result from before the conversion, gold tokens only
+    write("te_mtg", "raw", 80.0, "UD v2 as released")
+    te_file = folder / "te_mtg__raw.json"
+    te_file.write_text(json.dumps({**json.loads(te_file.read_text()), "gold_lemmas": False}))  # LEMMA all "_"
     rows = [line.split(" | ") for line in peers_table.udpipe1_summary(list(peers_table.measured([folder]))).splitlines()[4:]]
-    assert [r[0] for r in rows] == ["| kk_ktb_v1 (UD v1 → v2)", "| ta_ttb", "| zh_gsd_v1 (UD v1 as released)"]
-    kk, ta, zh = rows
+    assert [r[0] for r in rows] == ["| kk_ktb_v1 (UD v1 → v2)", "| ta_ttb", "| te_mtg", "| zh_gsd_v1 (UD v1 as released)"]
+    kk, ta, te, zh = rows
+    assert te[5] == "–" and te[4] == f"{80.0 + 3:.2f}"  # no lemmas in its gold file: Lemmas "–", UFeats kept
     assert ta[1:8] == [f"{50.0 + i:.2f}" for i in range(7)] and ta[13] == "12.3 |"
     gold_columns = [peers_table.SUMMARY.index(m) for m in peers_table.SUMMARY_GOLD]
     assert ta[8:13] == [f"{70.0 + i:.2f}" for i in gold_columns]

@@ -65,6 +65,7 @@ def measured(folders: list[Path]) -> Iterator[dict[str, Any]]:
                 "mode": result.get("mode", "raw"), "scores": result["conll18"],
                 "words_per_s": result.get("words_per_s"), "source": _rel(path),
                 "train_minutes": result.get("train_minutes"), "gold_labels": result.get("gold_labels"),
+                "lemmas": result.get("gold_lemmas"),
             }
 
 
@@ -93,15 +94,17 @@ def f1_cell(scores: dict[str, Any], metric: str) -> str:
     return "–" if f1 is None else f"{f1:.2f}"
 
 
-def lemma_cell(scores: dict[str, Any], metric: str, treebank: str) -> str:
-    """:func:`f1_cell`, but "–" for Lemmas and BLEX on a treebank without lemmas (``Dataset.lemmas``)."""
+def lemma_cell(scores: dict[str, Any], metric: str, treebank: str, lemmas: bool | None = None) -> str:
+    """:func:`f1_cell`, but "–" for Lemmas and BLEX on a treebank without lemmas (``Dataset.lemmas``, or ``lemmas``
+    False: a result file's ``gold_lemmas``)."""
     dataset = DATASETS.get(treebank)
-    return "–" if metric in ("Lemmas", "BLEX") and dataset is not None and not dataset.lemmas else f1_cell(scores, metric)
+    lemmaless = lemmas is False or (dataset is not None and not dataset.lemmas)
+    return "–" if metric in ("Lemmas", "BLEX") and lemmaless else f1_cell(scores, metric)
 
 
 def _row(r: dict[str, Any]) -> str:
     speed = "–" if r["words_per_s"] is None else f"{r['words_per_s']:,.0f}"
-    cells = [NAMES.get(r["system"], r["system"]), MODES.get(r["mode"], r["mode"]), *(lemma_cell(r["scores"], c, r["treebank"]) for c in COLUMNS), speed]
+    cells = [NAMES.get(r["system"], r["system"]), MODES.get(r["mode"], r["mode"]), *(lemma_cell(r["scores"], c, r["treebank"], r.get("lemmas")) for c in COLUMNS), speed]
     source = f"[{Path(r['source']).name}]({r['source']})" if r["source"].startswith("http") else f"`{r['source']}`"
     return "| " + " | ".join([*cells, source]) + " |"
 
@@ -122,8 +125,8 @@ def udpipe1_summary(rows: list[dict[str, Any]]) -> str:
         v1 = (" (UD v1 → v2)" if converted else " (UD v1 as released)") if named_v1(treebank) else ""
         minutes = next((r["train_minutes"] for r in (raw, gold) if r and r.get("train_minutes") is not None), None)
         cells = [
-            *(lemma_cell(raw["scores"], c, treebank) if raw else "–" for c in SUMMARY),
-            *(lemma_cell(gold["scores"], c, treebank) if gold else "–" for c in SUMMARY_GOLD),
+            *(lemma_cell(raw["scores"], c, treebank, raw.get("lemmas")) if raw else "–" for c in SUMMARY),
+            *(lemma_cell(gold["scores"], c, treebank, gold.get("lemmas")) if gold else "–" for c in SUMMARY_GOLD),
             "–" if minutes is None else f"{minutes:.1f}",
         ]
         lines.append(f"| {treebank}{v1} | " + " | ".join(cells) + " |")

@@ -277,6 +277,7 @@ def measure(treebank: str, mode: str, model: udpipe.Model, runs: Path, data: Pat
         "conll18": conll18, "words": words, "sentences": sentences, "seconds": round(seconds, 3),
         "words_per_s": round(words / seconds, 1), "sentences_per_s": round(sentences / seconds, 1),
         "load_average_1min": os.getloadavg()[0],  # other work on the machine slows the timed run
+        "gold_lemmas": any(w.lemma != "_" for s in gold for w in s.words),  # False: Lemmas and BLEX compare "_" with "_"
     }
 
 
