@@ -107,12 +107,14 @@ def test_runner_measures_a_shipped_model_as_it_is(tmp_path, tiny_models):
 
 
 def test_commit_of_a_tree_without_git_comes_from_the_environment(monkeypatch):
-    monkeypatch.setattr(record, "git", lambda *args: "")
+    from spandep.evaluation import provenance
+
+    monkeypatch.setattr(provenance, "git", lambda *args, root: "")  # record.checkout is provenance's, on the repository
     monkeypatch.delenv("SPANDEP_COMMIT", raising=False)
     assert record.checkout() == {"git_commit": None, "git_dirty": None}
     monkeypatch.setenv("SPANDEP_COMMIT", "a57e607")
     assert record.checkout() == {"git_commit": "a57e607", "git_dirty": None}  # a copy: whether it differs is unknown
-    monkeypatch.setattr(record, "git", lambda *args: "0123abc")
+    monkeypatch.setattr(provenance, "git", lambda *args, root: "0123abc" if root == record.REPO else "")
     assert record.checkout()["git_commit"] == "0123abc"  # a real checkout wins
 
 

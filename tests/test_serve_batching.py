@@ -274,9 +274,9 @@ def test_the_server_sets_malloc_options_unless_the_environment_says(monkeypatch)
 
 KERNELS = """
 import sys, torch
-from spandep.serve.memory import KERNEL_CACHE, bound_kernel_cache
+from spandep.storage.kernels import KERNEL_CACHE, bound_kernel_cache
 if sys.argv[1] == "bounded":
-    assert bound_kernel_cache()  # after torch is imported, before its first kernel: as spandep serve does
+    assert bound_kernel_cache()  # after torch is imported, before its first kernel: as a model load does
 lstm = torch.nn.LSTM(2, 2, batch_first=True).eval()
 with torch.inference_mode():
     for n in [*range(1, KERNEL_CACHE[1] + 2), 1]:  # one shape more than the cache holds, then the first again
@@ -300,7 +300,7 @@ def test_the_server_bounds_onednns_kernel_cache_a_shape_seen_long_ago_is_compile
 
 
 def test_the_users_kernel_cache_setting_stands(monkeypatch):
-    from spandep.serve.memory import KERNEL_CACHE, bound_kernel_cache
+    from spandep.storage.kernels import KERNEL_CACHE, bound_kernel_cache
 
     monkeypatch.setenv(KERNEL_CACHE[0], "7")
     assert not bound_kernel_cache() and os.environ[KERNEL_CACHE[0]] == "7"

@@ -332,7 +332,7 @@ def test_tagger_retags_on_process_and_without_it_the_input_tags_stay(shipped):
         assert spandep_parse_like.splitlines()[0].split("\t")[3] == "NOUN"  # /parse, as spandep parse, keeps given tags
 
 
-@pytest.mark.parametrize("name", ["en", "english", "en_ewt", "english-ewt", "engl"])
+@pytest.mark.parametrize("name", ["en", "english", "en_ewt", "english-ewt", "engl", "EN", "eng", "English", "EN_EWT"])
 def test_model_names_resolve_as_udpipe_does(shipped, name):
     with client(Service(shipped, ServiceSettings())) as http:
         assert http.post("/process", data={"tokenizer": "", "model": name, "data": "Hi."}).json()["model"] == "en"

@@ -25,6 +25,7 @@ def test_tune_sweeps_on_dev_and_saves_the_best_setting(tiny_models, tmp_path) ->
     result = runner.invoke(app, ["tune", str(model), str(DEV), "--ks", "1,2", "--lams", "0.5,1", "--write", "--out", str(out)])
     assert result.exit_code == 0, result.output
     sweep = json.loads(out.read_text())
+    assert sweep["schema"] == "spandep-tune/1" and sweep["machine"]["cores"] >= 1 and "git_commit" in sweep  # stamped
     assert len(sweep["sweep"]) == 2 * 2 * 2 * 2  # k × retrieval × decoder × λ
     assert [r["k"] for r in sweep["recall"]] == [1, 2]
     assert all(r["recall"] <= r["recall_retrieval"] for r in sweep["recall"])

@@ -34,6 +34,7 @@ from spandep.data.output import write_blocks
 
 FIELDS = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")
 MB = 1 << 20
+ONEDNN_DEFAULT = 1024  # oneDNN's own kernel-cache capacity: what --kernel-cache 0 asks for
 
 
 class MallInfo2(ctypes.Structure):
@@ -103,12 +104,12 @@ def main() -> None:
     add_mix_options(ap)
     ap.add_argument("--out", help="result JSON (benchmarks/results/serve/...)")
     args = ap.parse_args()
-    from spandep.serve.memory import KERNEL_CACHE, set_malloc_options
+    from spandep.serve.memory import set_malloc_options
     from spandep.serve.service import Service, ServiceSettings
+    from spandep.storage.kernels import KERNEL_CACHE
 
     set_malloc_options()
-    if args.kernel_cache:
-        os.environ[KERNEL_CACHE[0]] = str(args.kernel_cache)
+    os.environ[KERNEL_CACHE[0]] = str(args.kernel_cache or ONEDNN_DEFAULT)  # said, so the model load keeps it
     inputs = [blanked(b) for b in blocks(Path(args.data).read_text(encoding="utf-8"))]
     corpus = Corpus(inputs, [], paragraphs(inputs, random.Random(args.seed)), [])  # nothing expected: not checked here
     load = Load(corpus, args, args.seed, max_requests=0)

@@ -2,6 +2,12 @@
 
     OMP_NUM_THREADS=1 .venv/bin/python -m benchmarks.scripts.udpipe1 cs_cltt en_ewt [--runs runs/udpipe1] [--data ../shared/data]
 
+A treebank is a folder of the data with ``*-ud-{train,dev,test}.conllu`` files, plain or compressed (``.conllu.xz``).
+UDPipe reads plain text only: a compressed split is decompressed (``spandep.data.reading.open_input``) into
+``RUNS/<treebank>/<split>.conllu`` first. A UD v1 treebank (a folder named ``*_v1``, ``spandep.data.udv1.named_v1``)
+is converted to v2 there, all three splits, as the multilingual pool is (``benchmarks.scripts.multilingual_pool``):
+UDPipe is trained on v2 relations and scored against the v2 gold (``gold_labels`` in the result file says so).
+
 For each treebank: train ``ufal.udpipe``'s ``morphodita_parsito`` model (tokenizer, tagger, parser; :data:`SETTINGS`)
 on its train split with dev as heldout into ``RUNS/<treebank>.udpipe``, unless that file exists (written under a
 temporary name, then renamed; training is not resumable, so an interrupted one starts again). UDPipe's training
@@ -43,15 +49,19 @@ from typing import Any
 
 from ufal import udpipe
 
+from benchmarks.scripts.multilingual_pool import read as read_v2
+from benchmarks.scripts.multilingual_pool import split_file as released_file
 from benchmarks.suite.record import checkout, machine, write_result
-from benchmarks.suite.systems import DATA, DATASETS, REPO
+from benchmarks.suite.systems import DATA, REPO
 from spandep.data.conllu import read_conllu, write_conllu
+from spandep.data.reading import open_input
+from spandep.data.udv1 import named_v1
 from spandep.evaluation.conll18 import evaluate_conll18
-from spandep.tokenization.corpus import raw_text, read_paragraphs
+from spandep.tokenization.corpus import gold_tokens, raw_text, read_paragraphs
 
 SCHEMA = "spandep-peer/1"
 RESULTS = REPO / "benchmarks" / "results" / "peers" / "udpipe1"
-TREEBANKS = ("en_ewt", "cs_cltt", "it_partut", "no_nynorsklia", "ru_taiga", "fr_sequoia", "zh_gsd_v1")
+SPLITS = ("train", "dev", "test")
 REQUIRED = (
     "system", "udpipe_version", "treebank", "split", "mode", "conll18", "words", "sentences", "seconds",
     "words_per_s", "sentences_per_s", "train_minutes", "model_bytes", "settings", "command", "machine", "git_commit",
@@ -69,6 +79,7 @@ SETTINGS = {
     ),
 }
 _SPACE = re.compile(r"\s+")
+GOLD_LABELS = {False: "UD v2 as released", True: "UD v2, converted from the released UD v1 (spandep.data.udv1)"}
 
 
 def version() -> str:
@@ -80,8 +91,9 @@ def version() -> str:
 def training_text(path: Path) -> str:
     """A training CoNLL-U file as UDPipe reads it. A sentence without ``# text`` gets the text spandep's raw text has
     for it (``tokenization.corpus``: zh_gsd_v1 has none, and its rebuilt text puts no space between Chinese
-    characters) and ``SpaceAfter=No`` on each word that no space follows there: else UDPipe's tokenizer learns that
-    every token ends at a space and never splits unspaced text."""
+    characters; kk_ktb_v1 has none either) and ``SpaceAfter=No`` on each word outside a multiword token that no space
+    follows there (a multiword token's range line already says, as the text is built from it): else UDPipe's tokenizer
+    learns that every token ends at a space and never splits unspaced text."""
     sentences = list(read_conllu(path))
     if all(s.comment("text") is not None for s in sentences):
         return path.read_text(encoding="utf-8")
@@ -93,12 +105,16 @@ def training_text(path: Path) -> str:
         if sentence.comment("text") is not None:
             rebuilt.append(sentence)
             continue
-        if sentence.extra_lines or len(tokens) != len(sentence.words):
-            raise ValueError(f"{path}:{sentence.line}: a sentence without # text that has multiword tokens or empty nodes")
-        words = [
-            replace(w, misc="SpaceAfter=No" if t.end < len(text) and not text[t.end].isspace() else "_")
-            for w, t in zip(sentence.words, tokens)
-        ]
+        words, at = list(sentence.words), 0  # at: the token's first word
+        for span, token in zip(tokens, gold_tokens(sentence)):
+            joined = span.end < len(text) and not text[span.end].isspace()
+            if span.words:  # a multiword token: its SpaceAfter is its range line's, kept as read
+                if joined == token.space_after:
+                    raise ValueError(f"{path}:{sentence.line}: no space follows a multiword token in the rebuilt text, and it lacks SpaceAfter=No")
+                at += len(span.words)
+            else:
+                words[at] = replace(words[at], misc="SpaceAfter=No" if joined else "_")
+                at += 1
         body = text[tokens[0].start : tokens[-1].end]
         rebuilt.append(replace(sentence, words=words, comments=[*sentence.comments, f"# text = {body}"]))
     out = io.StringIO()
@@ -135,9 +151,35 @@ def stderr_to(log: Path) -> Iterator[None]:
             os.close(saved)
 
 
-def split_file(data: Path, treebank: str, split: str) -> Path:
-    """The CoNLL-U file of ``split`` of ``treebank`` under the data folder ``data``."""
-    return data / getattr(DATASETS[treebank], split).relative_to(DATA)
+def released(data: Path, treebank: str) -> dict[str, Path]:
+    """The released train, dev and test files of ``treebank`` under the data folder ``data``."""
+    files = {split: released_file(data / treebank, split) for split in SPLITS}
+    missing = [split for split, path in files.items() if path is None]
+    if missing:
+        raise SystemExit(f"udpipe1: {data / treebank} has no {'/'.join(missing)} split (*-ud-<split>.conllu[.xz])")
+    return files  # type: ignore[return-value]
+
+
+def split_files(treebank: str, runs: Path, data: Path) -> dict[str, Path]:
+    """The plain-text v2 CoNLL-U file of each split of ``treebank``: the released one where it is plain and v2, else
+    ``runs/<treebank>/<split>.conllu`` (decompressed, and converted to v2 for a v1 treebank; written once)."""
+    files, v1 = released(data, treebank), named_v1(treebank)
+    if not v1 and all(path.suffix == ".conllu" for path in files.values()):
+        return files
+    plain = {split: runs / treebank / f"{split}.conllu" for split in SPLITS}
+    for split, path in files.items():
+        if plain[split].is_file():
+            continue
+        plain[split].parent.mkdir(parents=True, exist_ok=True)
+        tmp = plain[split].with_name(f".{split}.conllu.tmp")
+        if v1:
+            with tmp.open("w", encoding="utf-8") as out:
+                write_conllu(read_v2(path, v1=True), out)
+        else:
+            with open_input(path) as fh:
+                tmp.write_bytes(fh.read())
+        tmp.replace(plain[split])
+    return plain
 
 
 def train(treebank: str, runs: Path, data: Path) -> Path:
@@ -150,7 +192,7 @@ def train(treebank: str, runs: Path, data: Path) -> Path:
     started = time.perf_counter()
     with stderr_to(runs / f"{treebank}.log"):
         error = udpipe.ProcessingError()
-        train_set, dev_set = (read_sentences(split_file(data, treebank, split)) for split in ("train", "dev"))
+        train_set, dev_set = (read_sentences(split_files(treebank, runs, data)[split]) for split in ("train", "dev"))
         blob = udpipe.Trainer.train(
             SETTINGS["method"], train_set, dev_set, SETTINGS["tokenizer"], SETTINGS["tagger"], SETTINGS["parser"], error
         )
@@ -215,7 +257,7 @@ def timed(pipeline: udpipe.Pipeline, text: str) -> tuple[str, float]:
 
 def measure(treebank: str, mode: str, model: udpipe.Model, runs: Path, data: Path) -> dict[str, Any]:
     """Parse and score the test split of ``treebank`` in ``mode`` (``raw`` or ``gold``): the result's fields."""
-    test = split_file(data, treebank, "test")
+    test = split_files(treebank, runs, data)["test"]
     if mode == "raw":
         text = raw_text(read_paragraphs(test))
         pipeline = udpipe.Pipeline(model, "tokenize", udpipe.Pipeline.DEFAULT, udpipe.Pipeline.DEFAULT, "conllu")
@@ -235,6 +277,7 @@ def measure(treebank: str, mode: str, model: udpipe.Model, runs: Path, data: Pat
         "conll18": conll18, "words": words, "sentences": sentences, "seconds": round(seconds, 3),
         "words_per_s": round(words / seconds, 1), "sentences_per_s": round(sentences / seconds, 1),
         "load_average_1min": os.getloadavg()[0],  # other work on the machine slows the timed run
+        "gold_lemmas": any(w.lemma != "_" for s in gold for w in s.words),  # False: Lemmas and BLEX compare "_" with "_"
     }
 
 
@@ -251,7 +294,8 @@ def run(treebank: str, runs: Path, data: Path, command: str, provenance: dict[st
             "system": "udpipe1", "udpipe_version": version(), "treebank": treebank, "split": "test", "mode": mode,
             **measure(treebank, mode, model, runs, data),
             "train_minutes": trained["train_minutes"], "model_bytes": model_path.stat().st_size,
-            "settings": trained["settings"], "command": command, "machine": machine(),
+            "settings": trained["settings"], "gold_labels": GOLD_LABELS[named_v1(treebank)],
+            "command": command, "machine": machine(),
             **provenance, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         }
         write_result(RESULTS / f"{treebank}__{mode}.json", result, schema=SCHEMA, required=REQUIRED)
@@ -261,7 +305,7 @@ def run(treebank: str, runs: Path, data: Path, command: str, provenance: dict[st
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("treebanks", nargs="+", choices=TREEBANKS)
+    parser.add_argument("treebanks", nargs="+", help="folders of --data with train, dev and test splits")
     parser.add_argument("--runs", type=Path, default=REPO / "runs" / "udpipe1", help="models, logs and outputs")
     parser.add_argument("--data", type=Path, default=DATA, help="the treebanks' folder (default: ../shared/data)")
     args = parser.parse_args(argv)

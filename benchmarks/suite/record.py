@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-import platform
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from benchmarks.suite.systems import REPO
 from spandep.data.output import write_blocks
+from spandep.evaluation import provenance
+from spandep.evaluation.provenance import TUNE_SCHEMA, machine, stamp  # noqa: F401 (the benchmarks' names for them)
 
 SCHEMA = "spandep-benchmark/1"
-TUNE_SCHEMA = "spandep-tune/1"  # a dev sweep of `spandep tune --out`, stamped with the machine
 REQUIRED = (
     "dataset", "split", "system", "encoder", "UAS", "LAS", "UAS_nopunct", "LAS_nopunct", "CLAS", "sentences", "words",
     "parse_sent_per_s", "train_minutes", "peak_rss_mb", "git_commit", "command", "machine", "date",
@@ -66,27 +65,9 @@ def trained_on(model: Path) -> str | None:
     return saved.get("training", {}).get("device")
 
 
-def machine(device: str = "cpu") -> dict[str, Any]:
-    """This machine: CPU model (from /proc/cpuinfo), cores, architecture and Python version, and the GPU's name
-    when ``device`` is a CUDA one."""
-    cpu = None
-    if Path("/proc/cpuinfo").is_file():
-        names = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")]
-        cpu = names[0] if names else None
-    info = {"cpu": cpu, "cores": os.cpu_count(), "arch": platform.machine(), "python": platform.python_version()}
-    if device.startswith("cuda"):
-        import torch
-
-        info["gpu"] = torch.cuda.get_device_name(torch.device(device))
-    return info
-
-
 def git(*args: str) -> str:
     """Output of a git command in the repository ('' when git is unavailable)."""
-    try:
-        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
+    return provenance.git(*args, root=REPO)
 
 
 def portable_path(path: str | Path) -> str:
@@ -97,13 +78,9 @@ def portable_path(path: str | Path) -> str:
 
 
 def checkout() -> dict[str, Any]:
-    """The result's ``git_commit`` and ``git_dirty`` (tracked files changed). In a copy of the working tree without
-    ``.git`` (a lent GPU machine) the commit is the one named by the environment variable SPANDEP_COMMIT, else None,
-    and whether the copy differs from it is unknown (None)."""
-    head = git("rev-parse", "HEAD")
-    if not head:
-        return {"git_commit": os.environ.get("SPANDEP_COMMIT") or None, "git_dirty": None}
-    return {"git_commit": head, "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+    """The result's ``git_commit`` and ``git_dirty`` (:func:`spandep.evaluation.provenance.checkout` of the
+    repository)."""
+    return provenance.checkout(REPO)
 
 
 def write_result(
@@ -123,17 +100,10 @@ def write_json(path: Path, data: Any, indent: int = 2) -> None:
     write_blocks([json.dumps(data, indent=indent, ensure_ascii=False) + "\n"], path)
 
 
-def stamp(report: dict[str, Any], schema: str, command: str) -> dict[str, Any]:
-    """A report written by a spandep command (``spandep evaluate --json``) as a result file: its ``schema``, the
-    ``command`` that made it, this machine and the checkout first."""
-    return {"schema": schema, "command": command, "machine": machine(), **checkout(), **report}
-
-
 def stamp_file(path: Path, schema: str, command: str) -> None:
-    """:func:`stamp` on a report a spandep command wrote (``spandep tune --out``), in place. ``command`` stays the
-    report's own when it has one."""
-    report = json.loads(path.read_text(encoding="utf-8"))
-    write_json(path, {**stamp(report, schema, command), **({"command": report["command"]} if "command" in report else {})})
+    """:func:`stamp` on a report a spandep command wrote (``spandep tune --out``), in place. The report's own fields
+    (its ``command``, and its stamp where the command wrote one) stay."""
+    write_json(path, stamp(json.loads(path.read_text(encoding="utf-8")), schema, command))
 
 
 def main() -> None:

@@ -67,7 +67,7 @@ def serve(
         missing = [m for m in SERVE_MODULES if importlib.util.find_spec(m) is None]
         if missing:
             raise OptionError(f"spandep serve needs {', '.join(missing)}: pip install 'spandep[serve]'")
-        from spandep.serve.memory import bound_kernel_cache, set_malloc_options
+        from spandep.serve.memory import set_malloc_options
         from spandep.serve.server import connection_room, listen, make_server
         from spandep.serve.service import Service, ServiceSettings
 
@@ -81,7 +81,6 @@ def serve(
             allow_hosts=_names(allow_host), allow_origins=_names(allow_origin), cors=cors,
         )
         set_malloc_options()  # before the models load and the threads start
-        bound_kernel_cache()  # before the first model call
         with listen(host, port) as sock:  # before the models load: a port in use is an error at once
             service = Service.load(names, settings, threads=threads or None, device=device)
             address = sock.getsockname()

@@ -43,6 +43,7 @@ def tune(
         from spandep.api import ModelSpec
         from spandep.data.conllu import read_conllu
         from spandep.data.output import check_writable, write_blocks
+        from spandep.evaluation.provenance import TUNE_SCHEMA, stamp
         from spandep.options import InferenceOptions
         from spandep.storage.model_io import save_inference
         from spandep.training.tune import row_options, tuning_record
@@ -91,7 +92,8 @@ def tune(
             typer.echo(f"fastest within {within} LAS of the best: {json.dumps(chosen)}")
         command = "spandep tune " + " ".join(sys.argv[2:])
         if out is not None:
-            write_blocks([json.dumps(tuning_record(result, model=str(model), dev=str(dev), treebank=treebank, command=command), indent=2) + "\n"], out)
+            record = tuning_record(result, model=str(model), dev=str(dev), treebank=treebank, command=command)
+            write_blocks([json.dumps(stamp(record, TUNE_SCHEMA, command, device), indent=2) + "\n"], out)
         if write:
             save_inference(model, row_options(chosen), {"best": chosen, "dev": str(dev), "command": command}, treebank)
             place = "" if treebank is None else f" for treebank {treebank}"

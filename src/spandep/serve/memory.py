@@ -1,4 +1,4 @@
-"""The process's memory in ``spandep serve``: fewer malloc arenas, free memory handed back, and few compiled kernels kept.
+"""The process's memory in ``spandep serve``: fewer malloc arenas and free memory handed back.
 
 glibc gives each thread that allocates its own malloc arena (up to 8 per core), and a server's threads (uvicorn's
 pool reading and writing requests, the worker, torch's) each keep the freed memory of their arena: under load the
@@ -12,24 +12,20 @@ The swings stayed (a 3-minute soak: 20.2 % from the mean): glibc's mmap threshol
 of 1 MiB (as ``MALLOC_MMAP_THRESHOLD_=1048576`` gives) maps every block that large on its own and unmaps it when
 freed: in the same soak the mean fell from 731 to 663 MB and the largest distance from it from 20.2 % to 12.2 %
 (docs/serve.md, "Soak"). What still climbed (630 to 720 MB over ten minutes) was not malloc's free memory but
-memory in use, outside Python: oneDNN, which runs torch's GELU and LSTM on the CPU, compiles a kernel for each tensor
-shape it meets and keeps up to 1,024 of them, and requests of every length keep bringing new shapes.
-:func:`bound_kernel_cache` keeps :data:`KERNEL_CACHE` of them instead: in-process under the soak's load, malloc's
-memory in use stayed at 155 to 174 MB where it had climbed from 178 to 240 MB in four minutes, and the soak's
-resident memory stayed within 8.7 % of its mean (docs/serve.md, "Soak")."""
+memory in use, outside Python: oneDNN's cache of compiled kernels, which every model load bounds, the service's
+included (:mod:`spandep.storage.kernels`)."""
 
 from __future__ import annotations
 
 import ctypes
 import os
 
-__all__ = ["KERNEL_CACHE", "MALLOC_OPTIONS", "TRIM_EVERY_S", "bound_kernel_cache", "set_malloc_options", "trim"]
+__all__ = ["MALLOC_OPTIONS", "TRIM_EVERY_S", "set_malloc_options", "trim"]
 
 MALLOC_OPTIONS = {  # the environment variable glibc reads at start -> (its mallopt parameter number, malloc.h; value)
     "MALLOC_ARENA_MAX": (-8, 2),  # M_ARENA_MAX: two arenas
     "MALLOC_MMAP_THRESHOLD_": (-3, 1 << 20),  # M_MMAP_THRESHOLD: blocks of 1 MiB or more mapped alone, unmapped when freed
 }
-KERNEL_CACHE = ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", 64)  # the variable oneDNN reads at its first kernel; kernels kept (its default: 1,024)
 TRIM_EVERY_S = 2.0  # the worker trims after a turn when this long has passed since its last trim
 
 
@@ -44,17 +40,6 @@ def set_malloc_options() -> list[str]:
     if mallopt is None:
         return []
     return [name for name, (parameter, value) in MALLOC_OPTIONS.items() if name not in os.environ and mallopt(parameter, value) == 1]
-
-
-def bound_kernel_cache() -> bool:
-    """Keep :data:`KERNEL_CACHE` compiled oneDNN kernels (module docstring), unless its environment variable already
-    says; whether it was set here. Call it before the first model call: oneDNN reads the variable once. A kernel
-    dropped is compiled again when its shape comes back (the same kernel: the answers do not change)."""
-    name, capacity = KERNEL_CACHE
-    if name in os.environ:
-        return False
-    os.environ[name] = str(capacity)
-    return True
 
 
 def trim() -> bool:

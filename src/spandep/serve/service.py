@@ -30,7 +30,7 @@ from spandep.data.writers import write_sentences
 from spandep.options import InferenceOptions
 from spandep.serve.batcher import Batcher, QueueFull
 from spandep.serve.memory import TRIM_EVERY_S, trim
-from spandep.serve.naming import Names, aliases
+from spandep.serve.naming import Names
 from spandep.tokenization.inputs import RAW_TEXT_FORMATS, read_input
 
 if TYPE_CHECKING:
@@ -127,16 +127,17 @@ class Service:
     """The served models by name (the first is the default), the names they answer to, and the batcher."""
 
     def __init__(self, models: dict[str, Pipeline], settings: ServiceSettings) -> None:
-        from spandep.storage.catalogue import read_catalogue
+        from spandep.storage.catalogue import find, shipped_models
 
         if not models:
             raise ValueError("a service needs at least one model")
         self.models = models
         self.default = next(iter(models))
         self.settings = settings
-        shipped = read_catalogue()[1]
-        self.notes = {n: f"{shipped[n].treebank} ({shipped[n].language})" for n in models if n in shipped}  # for acknowledgements
-        self.names = Names({n: aliases(n, shipped.get(n)) for n in models})
+        shipped = {line.name: line for line in shipped_models()}
+        lines = {n: find(n, shipped) for n in models}  # the catalogue line spandep.load found for each name (None: a folder)
+        self.notes = {n: f"{line.treebank} ({line.language})" for n, line in lines.items() if line}  # for acknowledgements
+        self.names = Names(lines)
         self.batcher = Batcher(self._parse_batch, settings.batch_words, settings.wait_ms / 1000, settings.max_queue)
         self.trimmed = 0.0  # when the worker last handed free memory back (memory.trim)
 

@@ -26,6 +26,7 @@ from spandep.models.confidence import Calibration
 from spandep.storage.catalogue import ModelChoice, default_model, model_choice
 from spandep.tokenization.text import TOKENIZER_FOLDER, tokenizer_folder
 from spandep.tokenization.text import treebank_tokenizers as own_tokenizers
+from spandep.storage.kernels import bound_kernel_cache
 from spandep.storage.int8 import ALL_MIN_ELEMENTS, Int8Scope, dequantize, dynamic_int8, quantize
 from spandep.registry import UnknownNameError
 
@@ -226,7 +227,9 @@ def load_model(directory: str | Path, device: str = "cpu", int8: bool = False, m
     """Load a saved model folder for inference (eval mode) onto ``device``; ``int8``: with dynamically
     quantised int8 linear layers in the encoder (CPU only, see ``storage.int8.dynamic_int8``). An encoder's
     adapter is merged into its base weights (as fast as full fine-tuning) unless ``merge_adapter`` is false, as it
-    must be to save the model again."""
+    must be to save the model again. Bounds oneDNN's kernel cache first, unless the environment says
+    (:mod:`spandep.storage.kernels`)."""
+    bound_kernel_cache()  # before any model runs: oneDNN reads it at its first kernel
     directory = Path(directory)
     target = resolve_device(device)  # a bad device fails before the model is read
     config = read_model_config(directory)
