@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +47,9 @@ from benchmarks.suite.record import checkout, machine, portable_path, write_json
 from benchmarks.suite.systems import DATA, DATASETS, REPO
 from spandep.data.conllu import read_conllu, write_conllu
 from spandep.data.sentence import Sentence
-from spandep.enhancement import RULES, enhance, without_empty_nodes
+from spandep.enhancement import CONVENTIONS, ENGLISH, RULES, Conventions, enhance, without_empty_nodes
 from spandep.enhancement.collapse import collapse_empty_nodes
+from spandep.data.languages import treebank_language
 from spandep.tokenization.corpus import raw_text, read_paragraphs
 
 RESULTS = REPO / "benchmarks" / "results" / "enhanced"
@@ -96,47 +97,51 @@ def parses(model: str, gold: Path, cache: Path | None, raw: bool) -> tuple[list[
     return parsed, {"parses": portable_path(kept) if kept else None, "reused": False, "parse_seconds": seconds}
 
 
-def score_system(sentences: list[Sentence], golds: dict[str, Path], folder: Path, ablation: bool) -> dict[str, Any]:
+def score_system(
+    sentences: list[Sentence], golds: dict[str, Path], folder: Path, ablation: bool, conventions: Conventions
+) -> dict[str, Any]:
     """The copy baseline and the rules on ``sentences``, each against every gold file of ``golds``; ``ablation``:
     also the rules less each one in turn, against the collapsed gold (how each rule was chosen, on dev)."""
     result: dict[str, Any] = {}
-    for name, make in (("copy", copied), ("rules", enhance)):
+    for name, make in (("copy", copied), ("rules", lambda s: enhance(s, RULES, conventions))):
         system = folder / f"{name}.conllu"
         write_conllu(map(make, sentences), system)
         result[name] = {kind: score(gold, system) for kind, gold in golds.items()}
     for rule in RULES if ablation else ():
         system = folder / "ablation.conllu"
-        write_conllu((enhance(s, [r for r in RULES if r is not rule]) for s in sentences), system)
+        write_conllu((enhance(s, [r for r in RULES if r is not rule], conventions) for s in sentences), system)
         scores = score(golds["collapsed"], system)
         result.setdefault("without", {})[rule.__name__] = {m: scores[m] for m in ("ELAS", "EULAS")}
     return result
 
 
-def rules_speed(sentences: list[Sentence], repeats: int = 3) -> float:
+def rules_speed(sentences: list[Sentence], conventions: Conventions, repeats: int = 3) -> float:
     """Words per second of :func:`enhance` over ``sentences`` (the fastest of ``repeats`` runs, one thread)."""
     seconds = []
     for _ in range(repeats):
         started = time.perf_counter()
         for s in sentences:
-            enhance(s)
+            enhance(s, RULES, conventions)
         seconds.append(time.perf_counter() - started)
     return round(sum(map(len, sentences)) / min(seconds))
 
 
-def score_split(gold: Path, models: Iterable[str], cache: Path | None, ablation: bool, raw: bool) -> dict[str, Any]:
+def score_split(
+    gold: Path, models: Iterable[str], cache: Path | None, ablation: bool, raw: bool, conventions: Conventions
+) -> dict[str, Any]:
     sentences = list(read_conllu(gold))
     result: dict[str, Any] = {
-        "file": portable_path(gold), "sentences": len(sentences), "rules_words_per_s": rules_speed(sentences),
+        "file": portable_path(gold), "sentences": len(sentences), "rules_words_per_s": rules_speed(sentences, conventions),
     }
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         collapsed = folder / "gold-collapsed.conllu"
         write_conllu(map(collapse_empty_nodes, sentences), collapsed)
         golds = {"collapsed": collapsed, "uncollapsed": gold}
-        result["gold-tree"] = score_system(sentences, golds, folder, ablation)
+        result["gold-tree"] = score_system(sentences, golds, folder, ablation, conventions)
         for model in models:
             parsed, how = parses(model, gold, cache, raw)
-            result[f"{model} raw" if raw else model] = {**how, **score_system(parsed, golds, folder, ablation)}
+            result[f"{model} raw" if raw else model] = {**how, **score_system(parsed, golds, folder, ablation, conventions)}
     return result
 
 
@@ -160,9 +165,12 @@ def main(argv: list[str] | None = None) -> None:
         "command": "python -m benchmarks.scripts.enhanced_eval " + " ".join(argv if argv is not None else sys.argv[1:]),
         **checkout(), "machine": machine(), "date": time.strftime("%Y-%m-%d"), "torch_threads": 1,
     }
+    language = treebank_language(args.dataset)
+    conventions = CONVENTIONS.get(language.code if language else "", ENGLISH)
+    result["conventions"] = {"language": language.code if language else None, **asdict(conventions)}
     for split in args.splits:
         gold = args.data / getattr(DATASETS[args.dataset], split).relative_to(DATA)
-        result[split] = score_split(gold, args.models, args.parses, split in args.ablation, args.raw)
+        result[split] = score_split(gold, args.models, args.parses, split in args.ablation, args.raw, conventions)
         for system in ("gold-tree", *(f"{m} raw" if args.raw else m for m in args.models)):
             row = result[split][system]
             figures = (f"{k} ELAS {row[k]['collapsed']['ELAS']:.2f} EULAS {row[k]['collapsed']['EULAS']:.2f}" for k in ("copy", "rules"))

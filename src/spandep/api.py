@@ -242,7 +242,14 @@ class Pipeline:
 
         options = options or self.options
         parsed = parse_stream(self.model, sentences, options, chunk_size, stats)
-        return _enhanced(parsed) if options.enhanced else parsed
+        return _enhanced(parsed, self.language(options)) if options.enhanced else parsed
+
+    def language(self, options: InferenceOptions | None = None) -> str | None:
+        """The ISO 639-1 code of the language parsed with ``options`` (the pipeline's by default): the treebank's,
+        for a model of several, else the shipped model's; ``None`` for a model folder of the user's."""
+        from spandep.storage.catalogue import model_language
+
+        return model_language(self.spec.folder if self.spec else None, (options or self.options).treebank)
 
     def parse_chunk(self, chunk: list[Sentence], options: InferenceOptions | None = None) -> tuple[list[Sentence], InferenceStats]:
         """One chunk parsed together (:meth:`run` of a chunk its size: what a worker or an actor does with each), and
@@ -258,12 +265,15 @@ class Pipeline:
         return replace(self.spec, options=options or self.options, threads=self.spec.threads or 1)
 
 
-def _enhanced(parsed: Iterator[Sentence]) -> Iterator[Sentence]:
-    """``parsed`` with each sentence's enhanced graph in DEPS; closing it closes ``parsed`` (and its workers)."""
-    from spandep.enhancement import enhance
+def _enhanced(parsed: Iterator[Sentence], language: str | None) -> Iterator[Sentence]:
+    """``parsed`` with each sentence's enhanced graph in DEPS, written by ``language``'s conventions (English's for
+    a language without its own); closing it closes ``parsed`` (and its workers)."""
+    from spandep.enhancement import CONVENTIONS, ENGLISH, RULES, enhance
 
+    conventions = CONVENTIONS.get(language or "", ENGLISH)
     with contextlib.closing(parsed):  # type: ignore[type-var]
-        yield from map(enhance, parsed)
+        for sentence in parsed:
+            yield enhance(sentence, RULES, conventions)
 
 
 def _with_fixed(sentences: list[Sentence], fixed: Sequence[Mapping[int, Any]]) -> list[Sentence]:

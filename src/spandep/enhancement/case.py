@@ -13,24 +13,30 @@ from spandep.enhancement.graph import Graph, feature
 
 MARKERS = {"nmod": ("case",), "obl": ("case",), "acl": ("mark", "case"), "advcl": ("mark", "case")}  # bare label → its markers
 ADVERBIAL_MARKERS = ("advcl",)  # also marked by an interrogative adverb before the clause's head (``when``)
+CASED = ("nmod", "obl")  # relations whose case is written where the conventions say so
 SUBTYPE = re.compile(r"[a-z]+(_[a-z]+)*")
 
 
 def subtype(graph: Graph, word: Token) -> str | None:
     """The subtype a marker writes: its lower-cased form with its ``fixed`` words joined by ``_`` (``and/or`` →
     ``and_or``, ``/`` → ``slash``), or None where that is not letters."""
-    text = "_".join(w.form.lower() for w in [word, *graph.children(word.id, "fixed")])
+    lemma = graph.conventions.marker == "lemma"
+    text = "_".join((w.lemma if lemma and w.lemma != "_" else w.form).lower() for w in [word, *graph.children(word.id, "fixed")])
     text = "slash" if text == "/" else text.replace("/", "_")
     return text if SUBTYPE.fullmatch(text) else None
 
 
 def marker(graph: Graph, word: Token, relation: str) -> str | None:
-    """The case-marked subtype of ``word`` under the bare ``relation``: that of its last marker, or None."""
+    """The case-marked subtype of ``word`` under the bare ``relation``: that of its last marker, then (by the
+    graph's conventions) its case for ``nmod``/``obl``, or None."""
     relations = MARKERS.get(relation, ())
     found = [c for c in graph.children(word.id) if c.deprel in relations]
     if not found and relation in ADVERBIAL_MARKERS:
         found = [c for c in graph.children(word.id, "advmod") if c.id < word.id and feature(c, "PronType") == "Int"]
-    return subtype(graph, found[-1]) if found else None
+    parts = [subtype(graph, found[-1]) if found else None]
+    if graph.conventions.case and relation in CASED:
+        parts.append((feature(word, "Case") or "").lower() or None)
+    return ":".join(p for p in parts if p) or None
 
 
 def conjunction(graph: Graph, word: Token) -> str | None:
@@ -47,7 +53,12 @@ def conjunction(graph: Graph, word: Token) -> str | None:
 def case_labels(graph: Graph) -> None:
     """Give every basic ``nmod``/``obl``/``acl``/``advcl`` arc its marker's subtype and every ``conj`` arc its
     conjunction's."""
+    keep_subtype = graph.conventions.case  # obl:arg → obl:arg:ins; EWT's subtyped relations take no marker
     for word in graph.words:
-        found = conjunction(graph, word) if word.deprel == "conj" else marker(graph, word, word.deprel)
+        relation = word.deprel.split(":")[0] if keep_subtype else word.deprel
+        if word.deprel == "conj":
+            found = conjunction(graph, word) if graph.conventions.conj else None
+        else:
+            found = marker(graph, word, relation)
         if found:
             graph.relabel(word.id, (word.head, word.deprel), f"{word.deprel}:{found}")

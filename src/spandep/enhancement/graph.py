@@ -3,7 +3,7 @@ and each word's features, so that the rules read the tree and write the graph wi
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from spandep.data.sentence import Sentence, Token
 
@@ -27,11 +27,34 @@ def feature(token: Token, name: str) -> str | None:
     return None
 
 
-class Graph:
-    """An enhanced graph over the words 1..n of a sentence with a complete basic tree. ``edges[d]`` are the
-    ``(head, label)`` pairs of dependent ``d`` in the order the rules added them (the basic arc first)."""
+@dataclass(frozen=True)
+class Conventions:
+    """How a treebank writes its enhanced labels (UD leaves these to each language): a case marker's subtype from
+    its lower-cased ``form`` (English EWT: ``nmod:including``) or its ``lemma`` (Czech: ``obl:v``); ``case``: the
+    dependent's morphological case appended to ``nmod``/``obl`` (Czech ``obl:v:loc``, ``nmod:gen``), the basic
+    subtype kept (``obl:arg:ins``); ``conj``: ``conj`` arcs subtyped by their conjunction (EWT ``conj:and``);
+    ``without``: the rules (by function name) the language leaves out, chosen on its dev split."""
 
-    def __init__(self, sentence: Sentence) -> None:
+    marker: str = "form"
+    case: bool = False
+    conj: bool = True
+    without: tuple[str, ...] = ()
+
+
+ENGLISH = Conventions()
+CONVENTIONS = {  # by ISO 639-1 code; chosen on each treebank's dev (docs/enhanced.md); others write English's
+    "en": ENGLISH,
+    "cs": Conventions(marker="lemma", case=True, conj=False, without=("relative_pronouns",)),
+}
+
+
+class Graph:
+    """An enhanced graph over the words 1..n of a sentence with a complete basic tree, written by ``conventions``.
+    ``edges[d]`` are the ``(head, label)`` pairs of dependent ``d`` in the order the rules added them (the basic arc
+    first)."""
+
+    def __init__(self, sentence: Sentence, conventions: Conventions = ENGLISH) -> None:
+        self.conventions = conventions
         self.words: list[Token] = sentence.words
         self.edges: dict[int, list[tuple[int, str]]] = {w.id: [(int(w.head), w.deprel)] for w in sentence.words}
         self.kids: dict[int, list[Token]] = {w.id: [] for w in sentence.words}

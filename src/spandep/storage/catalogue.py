@@ -134,6 +134,16 @@ def find(text: str, models: dict[str, ShippedModel]) -> ShippedModel | None:
     return (default or own or [None])[0]
 
 
+def model_language(folder: Path | None, treebank: str | None = None) -> str | None:
+    """The ISO 639-1 code of what a model parses: the language of ``treebank`` (a model of several parsing as it),
+    else that of the shipped model in ``folder``; ``None``: neither says (a model folder of the user's)."""
+    if treebank is None and folder is not None:
+        here = Path(folder).resolve()
+        treebank = next((m.code for m in shipped_models() if m.code and m.folder.resolve() == here), None)
+    found = treebank_language(treebank) if treebank else None
+    return found.code if found else None
+
+
 def missing_model(text: str) -> str | None:
     """What to install for ``text`` when it names a language or a treebank (``de``, ``german``, ``de_gsd``) whose
     model is not installed, in one line; ``None``: it names neither."""
