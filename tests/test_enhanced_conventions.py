@@ -46,3 +46,26 @@ def test_a_models_language_comes_from_the_catalogue_or_its_treebank() -> None:
     assert model_language(folders["en-accurate"]) == "en"
     assert model_language(None, "cs_cltt") == "cs"
     assert model_language(None) is None
+
+
+def test_every_language_leaves_out_only_rules_that_exist() -> None:
+    names = {rule.__name__ for rule in RULES}
+    assert all(set(c.without) <= names for c in CONVENTIONS.values())
+    assert set(CONVENTIONS["et"].without) == names  # Estonian: the basic tree (the copy) scores best on dev
+
+
+def test_a_rule_left_out_is_not_applied() -> None:
+    rows = ("Psi pes NOUN Case=Nom 0 root", "a a CCONJ _ 3 cc", "kočky kočka NOUN Case=Nom 1 conj")
+    assert [w.deps for w in enhance(sentence(*rows), RULES, CONVENTIONS["et"]).words] == ["0:root", "3:cc", "1:conj"]
+
+
+def test_each_languages_conventions_are_the_ones_its_dev_chose() -> None:
+    import json
+    from pathlib import Path
+
+    from benchmarks.scripts.enhanced_conventions import CANDIDATES
+
+    result = json.loads((Path(__file__).parents[1] / "benchmarks/results/enhanced/conventions.json").read_text())
+    assert result["languages"], "no language chosen"
+    for code, name in result["languages"].items():
+        assert CONVENTIONS[code] == CANDIDATES[name], code

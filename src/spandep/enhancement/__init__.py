@@ -11,7 +11,8 @@ from spandep.data.trees import is_valid_tree
 from spandep.enhancement.case import case_labels
 from spandep.enhancement.control import controlled_subjects
 from spandep.enhancement.coordination import shared_heads, shared_subjects
-from spandep.enhancement.graph import CONVENTIONS, ENGLISH, Conventions, Graph, without_empty_nodes
+from spandep.enhancement.conventions import CONVENTIONS, ENGLISH, Conventions
+from spandep.enhancement.graph import Graph, without_empty_nodes
 from spandep.enhancement.relative import relative_pronouns
 
 RULES = (case_labels, relative_pronouns, shared_heads, shared_subjects, controlled_subjects)  # in this order

@@ -3,9 +3,10 @@ and each word's features, so that the rules read the tree and write the graph wi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from spandep.data.sentence import Sentence, Token
+from spandep.enhancement.conventions import ENGLISH, Conventions
 
 
 def is_empty_node(line: str) -> bool:
@@ -25,27 +26,6 @@ def feature(token: Token, name: str) -> str | None:
         if key == name:
             return value
     return None
-
-
-@dataclass(frozen=True)
-class Conventions:
-    """How a treebank writes its enhanced labels (UD leaves these to each language): a case marker's subtype from
-    its lower-cased ``form`` (English EWT: ``nmod:including``) or its ``lemma`` (Czech: ``obl:v``); ``case``: the
-    dependent's morphological case appended to ``nmod``/``obl`` (Czech ``obl:v:loc``, ``nmod:gen``), the basic
-    subtype kept (``obl:arg:ins``); ``conj``: ``conj`` arcs subtyped by their conjunction (EWT ``conj:and``);
-    ``without``: the rules (by function name) the language leaves out, chosen on its dev split."""
-
-    marker: str = "form"
-    case: bool = False
-    conj: bool = True
-    without: tuple[str, ...] = ()
-
-
-ENGLISH = Conventions()
-CONVENTIONS = {  # by ISO 639-1 code; chosen on each treebank's dev (docs/enhanced.md); others write English's
-    "en": ENGLISH,
-    "cs": Conventions(marker="lemma", case=True, conj=False, without=("relative_pronouns",)),
-}
 
 
 class Graph:
