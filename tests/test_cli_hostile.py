@@ -29,6 +29,13 @@ def limited_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
 
 
+def as_from_a_terminal() -> None:
+    """``limited_memory``, and SIGINT at its default as in a process a terminal starts (a test run started in the
+    background of a shell without job control inherits it ignored, and an ignored SIGINT survives ``exec``)."""
+    limited_memory()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def spandep(*args: str, given: bytes = b"") -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "spandep", *args], input=given, capture_output=True, env=ENV, timeout=STUCK,
@@ -198,7 +205,7 @@ def test_a_stop_ends_the_parse_midway_and_removes_the_partial_output(model, tmp_
     proc = subprocess.Popen(
         [sys.executable, "-m", "spandep", "parse", str(many), "-f", "tokens", "-o", str(out), "--model", str(model),
          "--workers", workers],
-        stderr=subprocess.PIPE, env=ENV, preexec_fn=limited_memory, start_new_session=True,
+        stderr=subprocess.PIPE, env=ENV, preexec_fn=as_from_a_terminal, start_new_session=True,
     )
     deadline = time.monotonic() + STUCK
     while proc.poll() is None and time.monotonic() < deadline and not any(
