@@ -20,6 +20,7 @@ import contextlib
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import cached_property
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -249,7 +250,16 @@ class Pipeline:
         for a model of several, else the shipped model's; ``None`` for a model folder of the user's."""
         from spandep.storage.catalogue import model_language
 
-        return model_language(self.spec.folder if self.spec else None, (options or self.options).treebank)
+        treebank = (options or self.options).treebank
+        return model_language(None, treebank) if treebank else self._folder_language
+
+    @cached_property
+    def _folder_language(self) -> str | None:
+        """The language of the shipped model in this pipeline's folder, looked up in the catalogue once (not at every
+        chunk a worker, an actor or the service parses)."""
+        from spandep.storage.catalogue import model_language
+
+        return model_language(self.spec.folder if self.spec else None)
 
     def parse_chunk(self, chunk: list[Sentence], options: InferenceOptions | None = None) -> tuple[list[Sentence], InferenceStats]:
         """One chunk parsed together (:meth:`run` of a chunk its size: what a worker or an actor does with each), and
