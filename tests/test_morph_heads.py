@@ -77,8 +77,8 @@ def test_joint_scores_are_each_bundles_per_feature_log_likelihood():
 
 
 MORPH_HEADS = (
-    "\n[heads.upos]\n\n[heads.feats]\nupos_embed = 8\nper_feature = 1.0\nmin_count = {min_count}\njoint = 0.5\n"
-    "\n[heads.lemma]\nupos_embed = 8\nfeats_embed = 8\n"
+    "\n[heads.upos]\n\n[heads.feats]\nupos_embed = 8\nper_feature = 1.0\nmin_count = {min_count}\njoint = 0.5\nchars = 8\ncontext = 6\n"
+    "\n[heads.lemma]\nupos_embed = 8\nfeats_embed = 8\nchars = 8\n"
 )
 
 
@@ -112,7 +112,9 @@ def test_morph_model_saves_loads_and_parses_as_trained(morph_model):
     for parse in loaded.parse(sentences):  # min_count above every count: every bundle is the per-feature one
         for upos, bundle in zip(parse.columns["upos"], parse.columns["feats"]):
             assert set(split_bundle(bundle)) <= set(by_upos.get(upos, ()))
-    assert set(heads["lemma"]) >= {"upos_embed", "upos_tags", "feats_embed", "feats_tags"}
+    assert set(heads["lemma"]) >= {"upos_embed", "upos_tags", "feats_embed", "feats_tags", "chars", "char_vocab"}
+    assert (heads["feats"]["chars"], heads["feats"]["context"], heads["lemma"]["context"]) == (8, 6, 0)
+    assert loaded.heads["feats"].context is not None and loaded.heads["lemma"].context is None
 
 
 def test_las_mlas_selection_logs_the_morphology_figures(morph_model):
@@ -128,7 +130,7 @@ def test_heads_without_the_new_settings_build_as_before(tmp_path):
     heads = trainer.model.export_config()["heads"]
     assert set(heads["feats"]) == {"tags", "dropout", "weight", "casing", "suffix", "hidden"}
     assert set(heads["lemma"]) == {"tags", "dropout", "weight", "casing", "suffix", "hidden", "writing_systems", "lexicon"}
-    assert not any(".conditions." in k or "per_feature" in k for k in trainer.model.state_dict())
+    assert not any(".conditions." in k or "per_feature" in k or ".chars." in k or ".context." in k for k in trainer.model.state_dict())
     assert trainer._key({"LAS_nopunct": 80.0, "UAS_nopunct": 85.0}) == (80.0, 85.0)
 
 

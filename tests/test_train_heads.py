@@ -80,9 +80,41 @@ def test_one_line_errors(compact_span: Path, tmp_path: Path) -> None:
         (["train-heads", str(compact_span), str(tmp_path / "nothing.conllu"), str(DEV), "-o", str(tmp_path / "o2")], 2, "not found"),
         (["train-heads", str(compact_span), str(bad), str(DEV), "-o", str(tmp_path / "o3")], 2, "bad.conllu"),
         (["train-heads", str(compact_span), str(TRAIN), str(DEV), "-o", str(tmp_path / "o4"), "--lr", "0"], 2, "--lr"),
+        (["train-heads", str(compact_span), str(TRAIN), str(DEV), "-o", str(tmp_path / "o5"), "--set", "feats.chars"], 2, "HEAD.KEY=VALUE"),
+        (["train-heads", str(compact_span), str(TRAIN), str(DEV), "-o", str(tmp_path / "o6"), "--set", "feats.chars=1e9"], 2, "--set feats.chars"),
+        (["train-heads", str(compact_span), str(TRAIN), str(DEV), "-o", str(tmp_path / "o7"), "--set", "feats.colour=3"], 2, "takes"),
+        (["train-heads", str(compact_span), str(TRAIN), str(DEV), "-o", str(tmp_path / "o8"), "--set", "deprel.chars=3"], 2, "no deprel head"),
     ]
     for args, code, words in cases:
         result = runner.invoke(app, args)
         assert result.exit_code == code, result.output
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("spandep: error:") and words in lines[0], result.stderr
+
+
+def test_rebuilt_heads_read_characters_and_context(compact_span: Path, tmp_path: Path) -> None:
+    """``--set``: FEATS and lemma built anew with a character BiLSTM and a sentence BiLSTM; a rebuilt head is kept
+    only where it beat the input's on dev, the saved config says which, the saved folder loads and parses as it was
+    scored, and the trees stay the input's."""
+    changes = {"feats": {"chars": 6, "context": 5}, "lemma": {"chars": 6, "context": 5}}
+    record = run(compact_span, tmp_path / "run", epochs=3, lr=1e-2, rebuild=changes)
+    new = tmp_path / "run" / "model"
+    heads = json.loads((new / "config.json").read_text(encoding="utf-8"))["model"]["heads"]
+    model = load_model(new)
+    for name in changes:
+        rebuilt = record["chosen_epochs"][name] > 0
+        assert (heads[name].get("chars"), heads[name].get("context")) == ((6, 5) if rebuilt else (None, None))
+        assert (model.heads[name].chars is not None) == rebuilt and (model.heads[name].context is not None) == rebuilt
+        if rebuilt:
+            assert len(heads[name]["char_vocab"]) > 3
+    dev = read_treebank(str(DEV), "conllu")
+    old = load_model(compact_span).parse(dev, InferenceOptions())
+    parses = model.parse(dev, InferenceOptions())
+    assert [(p.heads, p.labels) for p in old] == [(p.heads, p.labels) for p in parses]
+    right = {n: 0 for n in record["dev_after"]}
+    for sentence, parse in zip(dev, parses):
+        for name in right:
+            gold = [getattr(w, model.heads[name].column) for w in sentence.words]
+            right[name] += sum(p == g for p, g in zip(parse.columns[name], gold))
+    words = sum(len(s) for s in dev)
+    assert {n: round(100.0 * r / words, 2) for n, r in right.items()} == record["dev_after"]

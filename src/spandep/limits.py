@@ -67,6 +67,7 @@ LIMITS: dict[str, Limit] = {
         Limit("tokenizer_batch", Range(1, 100_000), "spandep train-tokenizer --batch-size: pieces per batch"),
         Limit("tokenizer_lr", Range(0, 10, integer=False, open_low=True), "spandep train-tokenizer --lr"),
         Limit("heads_lr", Range(0, 10, integer=False, open_low=True), "spandep train-heads --lr"),
+        Limit("head_setting", Range(0, 4096, integer=False), "spandep train-heads --set HEAD.KEY=VALUE: a head's dimension, weight or dropout"),
         Limit("seed", Range(0, 4_294_967_295), "random seeds (spandep train-tokenizer --seed): what numpy takes"),
         # the Python API and the integrations (spandep.load(threads=), Pipeline.pipe, Ray's parse_dataset)
         Limit("pipe_batch", Range(1, 100_000), "items read and parsed together by Pipeline.pipe (batch_size) and by a Ray actor (batch_size)"),

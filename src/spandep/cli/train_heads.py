@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from spandep.cli.common import bound, check_input, check_options, handle_errors
+from spandep.errors import OptionError
 
 
 def train_heads(
@@ -22,6 +23,11 @@ def train_heads(
     batch_words: int = typer.Option(2000, help="Padded words per batch."),
     seed: int = typer.Option(1, help="Random seed."),
     threads: int = typer.Option(1, help="Torch CPU threads (0: torch's default)."),
+    set_: list[str] = typer.Option(
+        [], "--set", metavar="HEAD.KEY=VALUE",
+        help="Build head HEAD anew with this setting over the input's (e.g. feats.chars=128, feats.context=192); repeatable. "
+        "A rebuilt head trains from scratch and is kept only where it beats the input's on dev.",
+    ),
 ) -> None:
     """Train the heads of MODEL further with everything else frozen; the folder with the chosen heads goes to
     OUTPUT/model (only the heads' weights differ from MODEL's). Interrupted runs resume."""
@@ -36,7 +42,7 @@ def train_heads(
         )
         check_input(train, stdin=False)
         check_input(dev, stdin=False)
-        settings = HeadsSettings(str(model), str(train), str(dev), str(output), epochs, lr, batch_words, seed, threads)
+        settings = HeadsSettings(str(model), str(train), str(dev), str(output), epochs, lr, batch_words, seed, threads, head_changes(set_))
         record = HeadsTrainer(settings, resolve_model_dir(model)).run()
         chosen = ", ".join(f"{name} {epoch}" for name, epoch in record["chosen_epochs"].items())
         before, after = record["dev_before"], record["dev_after"]
@@ -44,3 +50,24 @@ def train_heads(
             f"done: epochs chosen {chosen}; dev " + ", ".join(f"{n} {before[n]:.2f} → {after[n]:.2f}" for n in after)
             + f"; model in {output / 'model'}"
         )
+
+
+def head_changes(given: list[str]) -> dict[str, dict[str, int | float | bool]]:
+    """``--set HEAD.KEY=VALUE`` options as ``{HEAD: {KEY: VALUE}}``: a number (bounded by ``head_setting``) or true/false."""
+    out: dict[str, dict[str, int | float | bool]] = {}
+    for item in given:
+        name, _, value = item.partition("=")
+        head, _, key = name.partition(".")
+        if not head or not key or not value:
+            raise OptionError(f"--set {item!r}: write HEAD.KEY=VALUE (e.g. feats.chars=128)")
+        parsed: int | float | bool
+        if value.lower() in ("true", "false"):
+            parsed = value.lower() == "true"
+        else:
+            try:
+                parsed = int(value) if value.lstrip("-").isdigit() else float(value)
+            except ValueError:
+                raise OptionError(f"--set {item!r}: the value must be a number, true or false") from None
+            check_options((f"--set {name}", parsed, bound("head_setting")))
+        out.setdefault(head, {})[key] = parsed
+    return out

@@ -30,7 +30,7 @@ import logging
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ from spandep.data.output import relative_paths, sibling_folder, usual_permission
 from spandep.data.sentence import Sentence
 from spandep.errors import ModelError, OptionError
 from spandep.models import Parser
-from spandep.models.heads import IGNORE
+from spandep.models.heads import HEADS, IGNORE
 from spandep.options import InferenceOptions
 from spandep.storage.int8 import dequantize, quantize
 from spandep.storage.model_io import FORMAT_VERSION, load_model, read_model_config
@@ -68,6 +68,7 @@ class HeadsSettings:
     batch_words: int = 2000
     seed: int = 1
     threads: int = 0
+    rebuild: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def table(self) -> dict[str, dict[str, Any]]:
         """The settings as ``checkpoint.changed_settings`` compares them (``epochs``, ``threads``, ``output`` may
@@ -150,9 +151,31 @@ class HeadsTrainer:
         self.dev = read_treebank(settings.dev, "conllu")
         for p in self.model.parameters():
             p.requires_grad_(False)
+        self.rebuilt = {name: self._rebuilt_config(name, changes) for name, changes in settings.rebuild.items()}
+
+    def _rebuilt_config(self, name: str, changes: dict[str, Any]) -> dict[str, Any]:
+        """The config of head ``name`` built anew with ``changes`` over the input's settings (from the training data,
+        as ``spandep train`` makes it); a head the model lacks or a setting the head lacks is refused."""
+        if name not in self.model.heads:
+            raise OptionError(f"--set {name}.…: {self.folder} has no {name} head (it has {', '.join(self.model.heads)})")
+        head = HEADS.get(name)
+        unknown = sorted(set(changes) - set(head.config_defaults))
+        if unknown:
+            raise OptionError(f"--set {name}.{unknown[0]}: the {name} head takes {', '.join(head.config_defaults)}")
+        given = self.config["model"]["heads"][name]
+        settings = {k: given.get(k, v) for k, v in head.config_defaults.items()} | changes
+        try:
+            return head.config_from_data(settings, self.train)
+        except ValueError as exc:
+            raise OptionError(f"--set {name}.…: {exc}") from None
+
+    def _set_heads(self, rebuilt: dict[str, dict[str, Any]]) -> None:
+        """Heads ``rebuilt`` (name: config) built anew in place of the model's, and the optimizer over every head."""
+        for name, config in rebuilt.items():
+            self.model.heads[name] = HEADS.get(name).from_config(self.model.width, config)
         for p in self.model.heads.parameters():
             p.requires_grad_(True)
-        self.optimizer = torch.optim.Adam(self.model.heads.parameters(), lr=settings.lr)
+        self.optimizer = torch.optim.Adam(self.model.heads.parameters(), lr=self.settings.lr)
 
     def run(self) -> dict[str, Any]:
         """Train to the end (resuming), write ``output/model``; returns the run's record."""
@@ -163,7 +186,10 @@ class HeadsTrainer:
             self.dev_x = VectorCache(self.model, self.dev, self.out / "cache" / "dev.npy", self.settings.batch_words)
             self.gold = [self._gold(s) for s in self.train]
             best: dict[str, torch.Tensor] = {}
-            state = load_checkpoint(self.out / "checkpoint", self.model.heads, self.optimizer, best) or self._start(best)
+            resumed = (self.out / "checkpoint" / "latest.json").is_file()
+            state = None if resumed else self._start(best)  # epoch 0 scores the input's heads, before any is rebuilt
+            self._set_heads(self.rebuilt)
+            state = load_checkpoint(self.out / "checkpoint", self.model.heads, self.optimizer, best) or state
             while state["epoch"] < self.settings.epochs:
                 self._epoch(state, best)
                 save_checkpoint(self.out / "checkpoint", self.model.heads, self.optimizer, state, best)
@@ -198,6 +224,8 @@ class HeadsTrainer:
         for name, score in scores.items():
             if score > state["best"][name]["score"]:
                 state["best"][name] = {"epoch": state["epoch"], "score": score}
+                for key in [k for k in best if k.startswith(f"{PREFIX}{name}.")]:  # a rebuilt head's keys may differ
+                    del best[key]
                 best.update({k: v for k, v in stored.items() if k.startswith(f"{PREFIX}{name}.")})
                 chosen.append(name)
         self.model.heads.load_state_dict(trained)
@@ -249,6 +277,9 @@ class HeadsTrainer:
         """Each head at its best epoch (as stored: a head that keeps epoch 0 keeps the input's bytes), scored on dev
         together, written to ``output/model`` beside the input's other tensors."""
         tensors = {k: v for k, v in self.stored.items() if not k.startswith(PREFIX)} | best
+        kept = {name: self.config["model"]["heads"][name] for name in self.rebuilt if state["best"][name]["epoch"] == 0}
+        for name, config in kept.items():  # a rebuilt head that never beat the input's: the input's head again
+            self.model.heads[name] = HEADS.get(name).from_config(self.model.width, config)
         self._load_heads(best)
         after = self.dev_scores()
         record = {
@@ -267,7 +298,11 @@ class HeadsTrainer:
         try:
             shutil.copytree(self.folder, tmp, dirs_exist_ok=True)
             save_file(tensors, str(tmp / "model.safetensors"), metadata=self.metadata)
-            config = {**self.config, "training": {**self.config.get("training", {}), "heads_finetune": relative_paths(record)}}
+            heads = {**self.config["model"]["heads"], **{n: self.model.heads[n].export_config() for n in self.rebuilt}}
+            config = {
+                **self.config, "model": {**self.config["model"], "heads": heads},
+                "training": {**self.config.get("training", {}), "heads_finetune": relative_paths(record)},
+            }
             (tmp / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
             usual_permissions(tmp)
             shutil.rmtree(final, ignore_errors=True)

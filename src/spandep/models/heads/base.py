@@ -24,6 +24,7 @@ from torch import nn
 
 from spandep.data.sentence import Sentence
 from spandep.data.vocab import build_vocab
+from spandep.models.heads.context import SentenceContext, WordChars, head_char_vocabulary
 from spandep.models.layers import MLP
 from spandep.models.treebanks import restrict
 
@@ -164,7 +165,8 @@ class OutputHead(nn.Module):
 
 class ClassifierHead(OutputHead):
     """One class per word from ``tags`` (strings taken from the training data): dropout, the casing and suffix
-    embeddings (``casing`` and ``suffix`` dimensions, 0 = none) beside the word vector, an optional hidden layer
+    embeddings (``casing`` and ``suffix`` dimensions, 0 = none) and the character vector and sentence context
+    (``chars``, ``context``: ``models/heads/context.py``) beside the word vector, an optional hidden layer
     (``hidden`` units, 0 = none) and a linear layer; cross-entropy against the gold class.
 
     Subclasses say which string is a word's class (:meth:`gold_class`, ``"_"`` = unknown) and how a class becomes the
@@ -172,11 +174,11 @@ class ClassifierHead(OutputHead):
     whose value per word is embedded beside the word vector (``{column: (values seen in training, dimension)}``;
     :attr:`reads` names them; a subclass offers them as settings)."""
 
-    config_defaults = {"dropout": 0.33, "weight": 1.0, "casing": 0, "suffix": 0, "hidden": 0}
+    config_defaults = {"dropout": 0.33, "weight": 1.0, "casing": 0, "suffix": 0, "hidden": 0, "chars": 0, "context": 0}
 
     def __init__(
         self, n_in: int, tags: Sequence[str], dropout: float = 0.33, weight: float = 1.0, casing: int = 0, suffix: int = 0, hidden: int = 0,
-        conditions: Mapping[str, tuple[Sequence[str], int]] | None = None,
+        conditions: Mapping[str, tuple[Sequence[str], int]] | None = None, chars: int = 0, context: int = 0, char_vocab: Sequence[str] = (),
     ) -> None:
         super().__init__()
         self.tags = list(tags)
@@ -189,7 +191,12 @@ class ClassifierHead(OutputHead):
         self.shape_embed = nn.Embedding(N_SHAPES, casing) if casing else None
         self.suffix_embed = nn.EmbeddingBag(SUFFIX_BUCKETS, suffix, mode="sum", padding_idx=0) if suffix else None
         self.conditions = nn.ModuleDict({column: ColumnEmbedding(vocab, dim) for column, (vocab, dim) in (conditions or {}).items()})
-        width = n_in + casing + suffix + sum(dim for _, dim in (conditions or {}).values())
+        self.chars = WordChars(char_vocab, chars) if chars else None
+        width = n_in + casing + suffix + chars + sum(dim for _, dim in (conditions or {}).values())
+        self.context = SentenceContext(width, context) if context else None
+        width += 2 * context
+        if chars or context:
+            self.hparams |= {"chars": chars, "context": context} | ({"char_vocab": list(char_vocab)} if chars else {})
         self.hidden = MLP(width, hidden, dropout) if hidden else None
         self.out = nn.Linear(hidden or width, len(self.tags))
 
@@ -216,7 +223,7 @@ class ClassifierHead(OutputHead):
                 f"the training data has no {cls.column.upper()} column: leave out [heads.{cls.name}] "
                 f"(or set {cls.name} = false under [heads])"
             )
-        return {"tags": tags, **settings}
+        return {"tags": tags, **settings} | ({"char_vocab": head_char_vocabulary(train)} if settings.get("chars") else {})
 
     @classmethod
     def classes(cls, train: Sequence[Sentence]) -> set[str]:
@@ -238,16 +245,21 @@ class ClassifierHead(OutputHead):
         return tuple(self.conditions)
 
     def represent(self, inputs: HeadInput) -> torch.Tensor:
-        """The vectors the output layer reads: word vector, casing, suffixes and conditioning columns, through
-        dropout and the hidden layer → ``(batch, 1 + n, hidden or width)``."""
+        """The vectors the output layer reads: word vector, casing, suffixes, characters and conditioning columns
+        through dropout (then the sentence context beside them) and the hidden layer → ``(batch, 1 + n, hidden or
+        width)``."""
         parts = [inputs.vectors]  # (batch, 1 + n, d)
         if self.shape_embed is not None:
             parts.append(self.shape_embed(inputs.shapes))  # (batch, 1 + n, casing)
         if self.suffix_embed is not None:
             flat = self.suffix_embed(inputs.suffixes.flatten(0, 1))  # (batch · (1 + n), suffix)
             parts.append(flat.view(*inputs.suffixes.shape[:2], -1))  # (batch, 1 + n, suffix)
+        if self.chars is not None:
+            parts.append(self.chars(inputs.forms, inputs.word_mask))  # (batch, 1 + n, chars)
         parts.extend(embed(inputs.columns[column], inputs.word_mask) for column, embed in self.conditions.items())  # each (batch, 1 + n, dim)
         x = self.dropout(torch.cat(parts, -1) if len(parts) > 1 else parts[0])  # (batch, 1 + n, width)
+        if self.context is not None:
+            x = torch.cat([x, self.dropout(self.context(x, inputs.word_mask))], -1)  # (batch, 1 + n, width + 2 · context)
         return self.hidden(x) if self.hidden is not None else x  # (batch, 1 + n, hidden or width)
 
     def forward(self, inputs: HeadInput) -> torch.Tensor:
