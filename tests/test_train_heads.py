@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 from safetensors.torch import load_file
 from typer.testing import CliRunner
 
@@ -96,17 +97,22 @@ def test_rebuilt_heads_read_characters_and_context(compact_span: Path, tmp_path:
     """``--set``: FEATS and lemma built anew with a character BiLSTM and a sentence BiLSTM; a rebuilt head is kept
     only where it beat the input's on dev, the saved config says which, the saved folder loads and parses as it was
     scored, and the trees stay the input's."""
-    changes = {"feats": {"chars": 6, "context": 5}, "lemma": {"chars": 6, "context": 5}}
+    changes = {"feats": {"chars": 6, "context": 40}, "lemma": {"chars": 6, "context": 40}}
     record = run(compact_span, tmp_path / "run", epochs=3, lr=1e-2, rebuild=changes)
     new = tmp_path / "run" / "model"
-    heads = json.loads((new / "config.json").read_text(encoding="utf-8"))["model"]["heads"]
+    config = json.loads((new / "config.json").read_text(encoding="utf-8"))
+    heads, int8 = config["model"]["heads"], set(config["compact"]["int8"])
+    stored = load_file(str(new / "model.safetensors"))
     model = load_model(new)
+    assert any(record["chosen_epochs"][name] > 0 for name in changes)  # the seeded run keeps a rebuilt head
     for name in changes:
         rebuilt = record["chosen_epochs"][name] > 0
-        assert (heads[name].get("chars"), heads[name].get("context")) == ((6, 5) if rebuilt else (None, None))
+        assert (heads[name].get("chars"), heads[name].get("context")) == ((6, 40) if rebuilt else (None, None))
         assert (model.heads[name].chars is not None) == rebuilt and (model.heads[name].context is not None) == rebuilt
-        if rebuilt:
+        if rebuilt:  # stored as the input stores its heads: every matrix of 4,096 values or more in int8, listed
             assert len(heads[name]["char_vocab"]) > 3
+            big = [k for k, v in stored.items() if k.startswith(f"heads.{name}.context.") and v.dim() == 2]
+            assert big and all(stored[k].dtype == torch.int8 and k in int8 for k in big)
     dev = read_treebank(str(DEV), "conllu")
     old = load_model(compact_span).parse(dev, InferenceOptions())
     parses = model.parse(dev, InferenceOptions())

@@ -46,7 +46,7 @@ from spandep.errors import ModelError, OptionError
 from spandep.models import Parser
 from spandep.models.heads import HEADS, IGNORE
 from spandep.options import InferenceOptions
-from spandep.storage.int8 import dequantize, quantize
+from spandep.storage.int8 import ALL_MIN_ELEMENTS, SCALE_SUFFIX, dequantize, quantize
 from spandep.storage.model_io import FORMAT_VERSION, load_model, read_model_config
 from spandep.training.checkpoint import changed_settings, load_checkpoint, run_lock, save_checkpoint
 from spandep.training.trainer import read_treebank, seed_everything
@@ -114,17 +114,26 @@ class VectorCache:
 
 def stored_form(state: dict[str, torch.Tensor], compact: dict[str, Any] | None) -> dict[str, torch.Tensor]:
     """The heads' tensors as the input model stores its own: float16 in a compact folder, int8 (with scales) for
-    the names it keeps in int8 (``storage.int8``), float32 otherwise."""
+    the names it keeps in int8 (``storage.int8``) and, where it keeps its heads' matrices so, for every head matrix
+    of ``ALL_MIN_ELEMENTS`` values or more (a rebuilt head's new ones too), float32 otherwise."""
     if not compact:
         return {k: v.detach().cpu().contiguous() for k, v in state.items()}
     half = {k: (v.detach().cpu().half() if v.is_floating_point() else v.detach().cpu()).contiguous() for k, v in state.items()}
-    return quantize(half, set(compact.get("int8", ())) & set(half), min_elements=0)[0]
+    listed = set(compact.get("int8", ()))
+    if any(n.startswith(PREFIX) for n in listed):
+        listed |= {n for n, v in half.items() if v.numel() >= ALL_MIN_ELEMENTS}
+    return quantize(half, listed & set(half), min_elements=0)[0]
 
 
-def loaded_form(stored: dict[str, torch.Tensor], compact: dict[str, Any] | None) -> dict[str, torch.Tensor]:
-    """The float32 weights ``stored`` loads as (``storage.model_io.load_model``'s reading)."""
-    names = [n for n in (compact or {}).get("int8", ()) if n in stored]
-    return {k: v.float() if v.is_floating_point() else v for k, v in dequantize(stored, names).items()}
+def loaded_form(stored: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """The float32 weights ``stored`` loads as (``storage.model_io.load_model``'s reading: a tensor with a scale
+    beside it is int8)."""
+    return {k: v.float() if v.is_floating_point() else v for k, v in dequantize(stored, int8_names(stored)).items()}
+
+
+def int8_names(stored: dict[str, torch.Tensor]) -> list[str]:
+    """The tensors of ``stored`` kept in int8: those with a scale beside them."""
+    return [k for k in stored if k + SCALE_SUFFIX in stored]
 
 
 class HeadsTrainer:
@@ -234,7 +243,7 @@ class HeadsTrainer:
 
     def _load_heads(self, stored: dict[str, torch.Tensor]) -> None:
         """The heads' weights from their stored form (``PREFIX`` keys), as loading the saved model reads them."""
-        self.model.heads.load_state_dict({k.removeprefix(PREFIX): v for k, v in loaded_form(stored, self.compact).items()})
+        self.model.heads.load_state_dict({k.removeprefix(PREFIX): v for k, v in loaded_form(stored).items()})
 
     def dev_scores(self) -> dict[str, float]:
         """Per head, the percentage of dev words whose predicted column equals the gold one (the heads as they are
@@ -300,7 +309,7 @@ class HeadsTrainer:
             save_file(tensors, str(tmp / "model.safetensors"), metadata=self.metadata)
             heads = {**self.config["model"]["heads"], **{n: self.model.heads[n].export_config() for n in self.rebuilt}}
             config = {
-                **self.config, "model": {**self.config["model"], "heads": heads},
+                **self.config, "model": {**self.config["model"], "heads": heads}, **self._compact(tensors),
                 "training": {**self.config.get("training", {}), "heads_finetune": relative_paths(record)},
             }
             (tmp / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -310,6 +319,15 @@ class HeadsTrainer:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+
+    def _compact(self, tensors: dict[str, torch.Tensor]) -> dict[str, Any]:
+        """The output's ``compact`` entry: the input's, its int8 list naming the tensors now stored in int8."""
+        if not self.compact:
+            return {}
+        now = set(int8_names(tensors))
+        listed = [n for n in self.compact.get("int8", ()) if not n.startswith(PREFIX) or n in now]
+        names = listed + sorted(now - set(listed))
+        return {"compact": {**self.compact, "int8": names}}
 
     def _check_resumable(self) -> None:
         """A run resumed under other settings than it started with fails, naming them; the first run writes them."""
