@@ -105,6 +105,9 @@ def test_rebuilt_heads_read_characters_and_context(compact_span: Path, tmp_path:
     stored = load_file(str(new / "model.safetensors"))
     model = load_model(new)
     assert any(record["chosen_epochs"][name] > 0 for name in changes)  # the seeded run keeps a rebuilt head
+    again = run(new, tmp_path / "again", epochs=1)  # a second run over the first's output keeps the first's record
+    finetune = json.loads((tmp_path / "again" / "model" / "config.json").read_text(encoding="utf-8"))["training"]["heads_finetune"]
+    assert finetune["chosen_epochs"] == again["chosen_epochs"] and finetune["input"]["chosen_epochs"] == record["chosen_epochs"]
     for name in changes:
         rebuilt = record["chosen_epochs"][name] > 0
         assert (heads[name].get("chars"), heads[name].get("context")) == ((6, 40) if rebuilt else (None, None))

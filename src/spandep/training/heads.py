@@ -11,8 +11,9 @@ worse than the input on dev. Each epoch's weights are scored as they will be sto
 stores them so: ``storage.int8``).
 
 The new model folder is the input's copied, with only the heads' tensors of ``model.safetensors`` replaced (a head
-that keeps epoch 0 keeps its stored bytes) and the run's record under ``training.heads_finetune`` of ``config.json``:
-every other tensor, hence every tree, is byte for byte the input's. Layout of the output folder::
+that keeps epoch 0 keeps its stored bytes) and the run's record under ``training.heads_finetune`` of ``config.json``
+(an input made by an earlier run keeps that run's record under its ``input``): every other tensor, hence every
+tree, is byte for byte the input's. Layout of the output folder::
 
     output/model/        the model with the chosen heads
     output/checkpoint/   resumable state: heads, Adam moments, each head's best weights so far (``checkpoint.py``)
@@ -308,9 +309,10 @@ class HeadsTrainer:
             shutil.copytree(self.folder, tmp, dirs_exist_ok=True)
             save_file(tensors, str(tmp / "model.safetensors"), metadata=self.metadata)
             heads = {**self.config["model"]["heads"], **{n: self.model.heads[n].export_config() for n in self.rebuilt}}
+            training = self.config.get("training", {})  # an input made by train-heads keeps that run's record under "input"
             config = {
                 **self.config, "model": {**self.config["model"], "heads": heads}, **self._compact(tensors),
-                "training": {**self.config.get("training", {}), "heads_finetune": relative_paths(record)},
+                "training": {**training, "heads_finetune": relative_paths(record | ({"input": training["heads_finetune"]} if "heads_finetune" in training else {}))},
             }
             (tmp / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
             usual_permissions(tmp)
