@@ -17,7 +17,7 @@ Decoding, per paragraph (every rule keeps each non-whitespace character in exact
   for forms the lexicon never saw as one), and the lexicon gives it two words or more.
 
 Saved as a folder: ``config.json`` (sizes, characters, thresholds, training record), ``model.safetensors`` and
-``mwt.json``. :func:`load_tokenizer` also accepts a model folder that holds such a folder as ``tokenizer/``.
+``mwt.json``; with a lexicon feature (:mod:`.features`) also ``words.json``, its words. :func:`load_tokenizer` also accepts a model folder that holds such a folder as ``tokenizer/``.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from spandep.errors import ModelError
+from spandep.tokenization.features import CharFeatures
 from spandep.tokenization.model import CLASSES, CharTagger, CharVocab, NetConfig
 from spandep.tokenization.mwt import MwtLexicon
 from spandep.tokenization.rules import RuleTokenizer
@@ -43,6 +44,7 @@ __all__ = ["FORMAT", "Thresholds", "TrainedTokenizer", "load_tokenizer", "tokeni
 
 FORMAT = "spandep-tokenizer"
 FORMAT_VERSION = 1
+WORDS_FILE = "words.json"
 _ATTACHING = np.array([name in ("Mn", "Mc", "Me", "Cf") for name in CLASSES])
 _ZWJ = re.compile("\u200d")
 _MODIFIER = re.compile(f"[{EMOJI_MODIFIERS}]")
@@ -98,7 +100,7 @@ class TrainedTokenizer(Tokenizer):
             for first in range(0, len(pieces), self.batch_size):
                 batch = pieces[first : first + self.batch_size]
                 lengths = [read_to - read_from for _, read_from, _, _, read_to in batch]
-                padded = np.zeros((len(batch), max(lengths), 2), dtype=np.int64)  # (batch, n_chars, 2)
+                padded = np.zeros((len(batch), max(lengths), ids.shape[1]), dtype=np.int64)  # (batch, n_chars, 2 + features)
                 for row, (_, read_from, _, _, read_to) in enumerate(batch):
                     padded[row, : read_to - read_from] = ids[read_from:read_to]
                 logits = self.net(torch.from_numpy(padded), torch.tensor(lengths))  # (batch, n_chars, 3)
@@ -189,6 +191,8 @@ class TrainedTokenizer(Tokenizer):
         save_file(tensors, str(folder / "model.safetensors"))
         (folder / "mwt.json").write_text(json.dumps(self.lexicon.to_json(), ensure_ascii=False), encoding="utf-8")
         (folder / "config.json").write_text(json.dumps(config, ensure_ascii=False, indent=1), encoding="utf-8")
+        if self.net.config.lexicon_lengths:
+            (folder / WORDS_FILE).write_text(json.dumps(self.vocab.features.words, ensure_ascii=False), encoding="utf-8")
 
 
 def load_tokenizer(path: str | Path) -> TrainedTokenizer:
@@ -200,8 +204,11 @@ def load_tokenizer(path: str | Path) -> TrainedTokenizer:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         if config.get("format") != FORMAT or config.get("format_version") != FORMAT_VERSION:
             raise ModelError(f"{folder} is not a spandep tokenizer (format {FORMAT} version {FORMAT_VERSION})")
-        vocab = CharVocab(list(config["chars"]))
-        net = CharTagger(len(vocab), NetConfig(**config["net"]))
+        net_config = NetConfig(**config["net"])
+        words = json.loads((folder / WORDS_FILE).read_text(encoding="utf-8")) if net_config.lexicon_lengths else []
+        features = CharFeatures(net_config.ngram_buckets, net_config.lexicon_lengths, words)
+        vocab = CharVocab(list(config["chars"]), features)
+        net = CharTagger(len(vocab), net_config)
         net.load_state_dict(load_file(str(folder / "model.safetensors")))
         lexicon = MwtLexicon.from_json(json.loads((folder / "mwt.json").read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, RuntimeError) as exc:

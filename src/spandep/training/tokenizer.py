@@ -8,7 +8,8 @@ random offset (drawn from the seed and the epoch, so a resumed run sees the same
 variants and joins some paragraphs to the one before (:func:`~spandep.tokenization.variants.training_paragraphs`, drawn from
 the seed and the epoch); the targets are built from the rewritten paragraphs' own spans, and the character list
 and the multiword-token lexicon from the training text and one rewriting of every sentence, so the variants'
-characters have embeddings and their multiword tokens (it "dell’") their words.
+characters have embeddings and their multiword tokens (it "dell’") their words. The lexicon of the opt-in word
+feature (:mod:`~spandep.tokenization.features`) is learnt from the training text's tokens as they are.
 
 After each epoch the dev file's raw text is tokenized with the default thresholds (0.5) and scored
 (:mod:`.selection`); the best epoch's weights are kept. The learning rate is halved after ``lr_decay_patience``
@@ -37,6 +38,7 @@ from safetensors.torch import load_file, save_file
 
 from spandep.data.output import relative_paths
 from spandep.tokenization.corpus import GoldParagraph, raw_text, read_paragraphs
+from spandep.tokenization.features import CharFeatures
 from spandep.tokenization.model import HEADS, CharTagger, CharVocab, NetConfig
 from spandep.tokenization.mwt import MwtLexicon
 from spandep.tokenization.selection import DevScores, gold_sentences, span_scores
@@ -106,7 +108,7 @@ class _Data:
 
     def tensors(self, batch: list[tuple[int, int, int]]) -> tuple[torch.Tensor, ...]:
         width = max(b - a for _, a, b in batch)
-        ids = np.zeros((len(batch), width, 2), dtype=np.int64)  # (batch, n_chars, 2)
+        ids = np.zeros((len(batch), width, self.ids[0].shape[1]), dtype=np.int64)  # (batch, n_chars, 2 + features)
         target = np.zeros((len(batch), width, len(HEADS)), dtype=np.float32)  # (batch, n_chars, 3)
         mask = np.zeros((len(batch), width, len(HEADS)), dtype=np.float32)  # (batch, n_chars, 3)
         for row, (k, a, b) in enumerate(batch):
@@ -171,7 +173,9 @@ def train_tokenizer(train: Path, dev: Path, out: Path, settings: TrainSettings) 
 def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str, Any]:
     train_paras, dev_paras = read_paragraphs(train), read_paragraphs(dev)
     seen = train_paras + (training_paragraphs(train_paras, 1.0, settings.seed, 0) if settings.augment > 0 else [])
-    vocab = CharVocab.build((p.text for p in seen), settings.min_char_count)
+    words = (p.text[t.start : t.end] for p in train_paras for s in p.sentences for t in s)
+    features = CharFeatures.learn(settings.net.ngram_buckets, settings.net.lexicon_lengths, words)
+    vocab = CharVocab.build((p.text for p in seen), settings.min_char_count, features)
     lexicon = MwtLexicon.learn((p.text[t.start : t.end], t.words) for p in seen for s in p.sentences for t in s)
     data = _Data(train_paras, vocab, settings.window, settings.augment)
     net = _net(vocab, settings)
