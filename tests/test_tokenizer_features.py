@@ -15,7 +15,7 @@ from spandep.tokenization.corpus import lossless_problems, read_paragraphs
 from spandep.tokenization.features import CharFeatures
 from spandep.tokenization.model import CharTagger, CharVocab, NetConfig
 from spandep.tokenization.mwt import MwtLexicon
-from spandep.tokenization.trained import TrainedTokenizer, load_tokenizer
+from spandep.tokenization.trained import Thresholds, TrainedTokenizer, bound_sentences, load_tokenizer
 
 OLD = FIXTURES / "tokenizer_before_features"
 
@@ -98,3 +98,24 @@ def test_train_tokenizer_with_features(tmp_path):
 def test_feature_options_are_bounded(tmp_path, option, value):
     result = CliRunner().invoke(app, ["train-tokenizer", str(TRAIN), "--dev", str(DEV), "-o", str(tmp_path), option, value])
     assert result.exit_code == 2 and result.output.count("\n") == 1 and option in result.output
+
+
+def test_bound_sentences_cuts_long_sentences_at_their_likeliest_end():
+    ends = np.array([False] * 9 + [True, False, True])  # (12,): sentences of 10 and 2 tokens
+    scores = np.array([0.0, 0.9, 0.1, 0.0, 0.3, 0.2, 0.0, 0.4, 0.1, 1.0, 0.0, 1.0])  # (12,)
+    cut = bound_sentences(ends, scores, 4)
+    # tokens 0-3: the best of tokens 2-3 (0-based) is 2 (0.1 > 0.0); then 3-6: best of 5-6 is 5; then 6-9 fits
+    assert np.flatnonzero(cut).tolist() == [2, 5, 9, 11]
+    assert np.array_equal(bound_sentences(ends, scores, 10), ends)
+
+
+def test_max_tokens_bounds_every_sentence_and_is_saved(tmp_path):
+    tokenizer = _tokenizer(NetConfig(embedding=8, hidden=8, layers=1, dropout=0.0))
+    never = tokenizer.with_settings(Thresholds(token=0.0, sentence=1.1), "net")  # every character a token, no sentence end
+    text = "abcdefghijklmnopqrstuvwxyz " * 3
+    assert len(never.tokenize(text)) == 1
+    bounded = never.with_settings(never.thresholds, "net", max_tokens=10)
+    sentences = bounded.tokenize(text)
+    assert max(len(s.words) for s in sentences) <= 10 and lossless_problems(text, sentences) == []
+    bounded.save(tmp_path / "tok", {})
+    assert load_tokenizer(tmp_path / "tok").max_tokens == 10

@@ -11,7 +11,9 @@ Decoding, per paragraph (every rule keeps each non-whitespace character in exact
 - never before a combining mark, a format character (ZWJ, ZWSP, soft hyphen) or an emoji skin tone, nor after a
   ZWJ;
 - a sentence ends at a token whose last character's ``sentence`` probability reaches ``thresholds.sentence``,
-  and at the paragraph's end;
+  and at the paragraph's end; with ``max_tokens`` (0: none; chosen on dev, for text without sentence punctuation
+  such as Thai), a sentence of more tokens is cut after the token of the highest ``sentence`` probability among
+  its tokens ``max_tokens // 2 + 1`` to ``max_tokens``, again until no piece is longer (:func:`bound_sentences`);
 - a token is a multiword token where its ``mwt`` probability reaches ``thresholds.mwt`` (``mwt_decision="net"``),
   or, with ``"lexicon"``, where the lexicon saw its form as one at least half of the time (the network decides
   for forms the lexicon never saw as one), and the lexicon gives it two words or more.
@@ -40,7 +42,7 @@ from spandep.tokenization.mwt import MwtLexicon
 from spandep.tokenization.rules import RuleTokenizer
 from spandep.tokenization.text import EMOJI_MODIFIERS, TOKENIZER_FOLDER, Paragraph, SentenceSpans, Tokenizer, TokenSpan, tokenizer_folder
 
-__all__ = ["FORMAT", "Thresholds", "TrainedTokenizer", "load_tokenizer", "tokenizer_for"]
+__all__ = ["FORMAT", "Thresholds", "TrainedTokenizer", "bound_sentences", "load_tokenizer", "tokenizer_for"]
 
 FORMAT = "spandep-tokenizer"
 FORMAT_VERSION = 1
@@ -59,6 +61,22 @@ class Thresholds:
     mwt: float = 0.5
 
 
+def bound_sentences(ends: np.ndarray, scores: np.ndarray, most: int) -> np.ndarray:
+    """``ends`` (n_tokens,) bool, the last one True, with more ends so that no sentence holds more than ``most``
+    tokens: a longer one is cut after the token of the highest ``scores`` (n_tokens,) among its tokens
+    ``most // 2 + 1`` to ``most``, and its rest again."""
+    out = ends.copy()  # (n_tokens,)
+    start = 0
+    for end in np.flatnonzero(ends).tolist():
+        while end - start + 1 > most:
+            low = start + most // 2
+            cut = low + int(np.argmax(scores[low : start + most]))
+            out[cut] = True
+            start = cut + 1
+        start = end + 1
+    return out
+
+
 class TrainedTokenizer(Tokenizer):
     """Tokens, sentences and multiword tokens from a trained network (module docstring)."""
 
@@ -72,6 +90,7 @@ class TrainedTokenizer(Tokenizer):
         window: int = 250,
         context: int = 50,
         batch_size: int = 64,
+        max_tokens: int = 0,
     ) -> None:
         if mwt_decision not in ("net", "lexicon"):
             raise ValueError(f"mwt_decision must be 'net' or 'lexicon', not {mwt_decision!r}")
@@ -83,6 +102,7 @@ class TrainedTokenizer(Tokenizer):
         self.window = window
         self.context = context
         self.batch_size = batch_size
+        self.max_tokens = max_tokens
 
     # ------------------------------------------------------------------------------------------ reading
 
@@ -139,6 +159,8 @@ class TrainedTokenizer(Tokenizer):
         starts[1:] = nonspace[np.searchsorted(nonspace, last[:-1] + 1)]
         sentence_end = probs[last, 1] >= self.thresholds.sentence  # (n_tokens,)
         sentence_end[-1] = True
+        if self.max_tokens:
+            sentence_end = bound_sentences(sentence_end, probs[last, 1], self.max_tokens)  # (n_tokens,)
         mwt = probs[last, 2] >= self.thresholds.mwt  # (n_tokens,)
         sentences: list[SentenceSpans] = []
         current: SentenceSpans = []
@@ -167,10 +189,10 @@ class TrainedTokenizer(Tokenizer):
 
     # ------------------------------------------------------------------------------------------ saving
 
-    def with_settings(self, thresholds: Thresholds, mwt_decision: str) -> "TrainedTokenizer":
+    def with_settings(self, thresholds: Thresholds, mwt_decision: str, max_tokens: int = 0) -> "TrainedTokenizer":
         """The same network and lexicon with other decoding settings."""
         out = copy.copy(self)
-        out.thresholds, out.mwt_decision = thresholds, mwt_decision
+        out.thresholds, out.mwt_decision, out.max_tokens = thresholds, mwt_decision, max_tokens
         return out
 
     def save(self, folder: Path, record: dict[str, Any]) -> None:
@@ -185,6 +207,7 @@ class TrainedTokenizer(Tokenizer):
             "mwt_decision": self.mwt_decision,
             "window": self.window,
             "context": self.context,
+            **({"max_tokens": self.max_tokens} if self.max_tokens else {}),
             "training": record,
         }
         tensors = {k: v.detach().contiguous() for k, v in self.net.state_dict().items()}
@@ -214,7 +237,8 @@ def load_tokenizer(path: str | Path) -> TrainedTokenizer:
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
         raise ModelError(f"cannot load the tokenizer in {folder}: {exc}") from None
     thresholds = replace(Thresholds(), **config["thresholds"])
-    return TrainedTokenizer(vocab, net, lexicon, thresholds, config["mwt_decision"], config["window"], config["context"])
+    return TrainedTokenizer(vocab, net, lexicon, thresholds, config["mwt_decision"], config["window"], config["context"],
+                            max_tokens=config.get("max_tokens", 0))
 
 
 def tokenizer_for(model: str | Path, treebank: str | None = None) -> Tokenizer:

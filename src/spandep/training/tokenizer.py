@@ -14,8 +14,8 @@ feature (:mod:`~spandep.tokenization.features`) is learnt from the training text
 After each epoch the dev file's raw text is tokenized with the default thresholds (0.5) and scored
 (:mod:`.selection`); the best epoch's weights are kept. The learning rate is halved after ``lr_decay_patience``
 epochs without a better dev score (if set); training stops after ``patience`` epochs without one, or at
-``epochs``. Then the decoding settings (sentence threshold, multiword-token decision) are chosen on dev by the
-same score, and the tokenizer is written to ``OUT/tokenizer``.
+``epochs``. Then the decoding settings (sentence threshold, multiword-token decision, sentence length bound) are
+chosen on dev by the same score, and the tokenizer is written to ``OUT/tokenizer``.
 
 Everything is written atomically; ``OUT/checkpoint`` holds the newest epoch (weights, optimiser, history), so
 running the same command again resumes where an interrupted run stopped.
@@ -51,6 +51,7 @@ __all__ = ["TrainSettings", "train_tokenizer"]
 
 log = logging.getLogger(__name__)
 SENTENCE_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+MAX_TOKENS_GRID = (0, 100, 50)  # sentence length bounds tried on dev (0: none), the fallback of text without sentence punctuation
 
 
 @dataclass(frozen=True)
@@ -149,12 +150,13 @@ def _choose_settings(tokenizer: TrainedTokenizer, dev: list[GoldParagraph]) -> t
     best_total = -1.0
     for decision in ("net", "lexicon"):
         for sentence in SENTENCE_GRID:
-            candidate = tokenizer.with_settings(Thresholds(sentence=sentence), decision)
-            system = [s for p, pr in zip(paras, probs) for s in candidate.decode(text, p, pr, ids[p[0] : p[1], 1])]
-            scores = span_scores(text, gold, system)
-            tried.append({"mwt_decision": decision, "sentence_threshold": sentence, **asdict(scores)})
-            if scores.total > best_total + 1e-9:
-                best, best_total = candidate, scores.total
+            for most in MAX_TOKENS_GRID:
+                candidate = tokenizer.with_settings(Thresholds(sentence=sentence), decision, most)
+                system = [s for p, pr in zip(paras, probs) for s in candidate.decode(text, p, pr, ids[p[0] : p[1], 1])]
+                scores = span_scores(text, gold, system)
+                tried.append({"mwt_decision": decision, "sentence_threshold": sentence, "max_tokens": most, **asdict(scores)})
+                if scores.total > best_total + 1e-9:
+                    best, best_total = candidate, scores.total
     return best, tried
 
 
