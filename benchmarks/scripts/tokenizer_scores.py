@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else RuleTokenizer()
     result: dict[str, Any] = {
         "schema": "spandep-tokenizer-scores/1", "treebank": args.treebank, **tokenizer_info(args.tokenizer), "scorer": "udtools.udeval (CoNLL 2018)",
-        "command": "python " + " ".join([Path(sys.argv[0]).as_posix(), *(argv or sys.argv[1:])]),
+        "command": "python " + " ".join([portable_path(sys.argv[0]), *(argv or sys.argv[1:])]),
         **checkout(), "machine": machine(), "date": time.strftime("%Y-%m-%d"), "torch_threads": 1,
     }
     for split in args.splits:
