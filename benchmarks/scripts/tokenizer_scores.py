@@ -18,7 +18,9 @@ per second and as milliseconds per 1,000 characters.
 
 Treebanks: the suite's (``benchmarks.suite.systems.DATASETS``) and :data:`SCRIPTS_WITHOUT_SPACES` (issue 47):
 ``zh_gsd`` is the UD 2.17 dev and test of the zh_gsd_v1 sentences (full-width punctuation; a tokenizer for it is
-trained on zh_gsd_v1 train), ``ja_gsd_v1`` the UD 1.4 Japanese GSD (its own word units, not UD 2's short units).
+trained on zh_gsd_v1 train), ``ja_gsd_v1`` the UD 1.4 Japanese GSD (its own word units, about a bunsetsu, not
+UD 2's short units), ``ja_gsd`` the UD 2.18 dev and test (short units: a tokenizer trained on ja_gsd_v1 does not
+write its words; only to show that).
 
     python -m benchmarks.scripts.tokenizer_scores en_ewt --tokenizer runs/tokenizers/en_ewt/tokenizer --splits dev test
 
@@ -61,6 +63,7 @@ def _xz(folder: str, stem: str, train: Path | None = None) -> Dataset:
 SCRIPTS_WITHOUT_SPACES = {
     "zh_gsd": _xz("devtest_only/zh_gsd", "zh_gsd-ud", DATASETS["zh_gsd_v1"].train),
     "ja_gsd_v1": _xz("ja_gsd_v1", "ja-ud"),
+    "ja_gsd": _xz("devtest_only/ja_gsd", "ja_gsd-ud", DATA / "ja_gsd_v1" / "ja-ud-train.conllu.xz"),
     "vi_vtb": _xz("vi_vtb", "vi_vtb-ud"),
     "th_tud": _xz("th_tud", "th_tud-ud"),
 }
