@@ -89,6 +89,9 @@ LIMITS: dict[str, Limit] = {
         Limit("compressed_ratio", Range(1, 1000), "compressed input: decompressed bytes per compressed byte, checked once 1 MiB is out (UD treebanks: 5 to 15; a decompression bomb: thousands)"),
         # tokenizer training on typographic variants (issue 47)
         Limit("tokenizer_augment", Range(0, 1, integer=False), "spandep train-tokenizer --augment: share of training sentences rewritten into typographic and casing variants each epoch (0: none)"),
+        # tokenizer features for scripts without spaces (issue 47, tokenization/features.py)
+        Limit("tokenizer_ngram_buckets", Range(0, 4_194_304), "spandep train-tokenizer --ngram-buckets: hash buckets of the character bigrams and trigrams (0: none)"),
+        Limit("tokenizer_lexicon_lengths", Range(0, 32), "spandep train-tokenizer --lexicon-lengths: word-length buckets of the training-word lexicon flags (0: none); words up to 32 characters"),
     )
 }
 

@@ -22,6 +22,8 @@ def train_tokenizer(
     embedding: int = typer.Option(32, help="Character embedding size."),
     hidden: int = typer.Option(64, help="LSTM size per direction."),
     layers: int = typer.Option(2, help="BiLSTM layers."),
+    ngram_buckets: int = typer.Option(0, help="Hash buckets of the character bigrams and trigrams ending and starting at each character, whose embeddings are added to it (0: none; 2**16 or so for Chinese and Japanese)."),
+    lexicon_lengths: int = typer.Option(0, help="Word-length buckets of the lexicon flags: for each character, whether a training word (seen twice or more) of that length starts, ends or goes on there (0: none)."),
     dropout: float = typer.Option(0.2, help="Dropout on embeddings, between and after the LSTM layers."),
     window: int = typer.Option(256, help="Training pieces: characters."),
     batch_size: int = typer.Option(32, help="Pieces per batch."),
@@ -45,12 +47,15 @@ def train_tokenizer(
             ("--layers", layers, bound("tokenizer_layers")), ("--window", window, bound("tokenizer_window")),
             ("--batch-size", batch_size, bound("tokenizer_batch")), ("--lr-decay-patience", lr_decay_patience, bound("lr_decay_patience")),
             ("--threads", threads, limit("threads").from_one), ("--dropout", dropout, Range(0, 1, integer=False, open_high=True)),
+            ("--ngram-buckets", ngram_buckets, bound("tokenizer_ngram_buckets")),
+            ("--lexicon-lengths", lexicon_lengths, bound("tokenizer_lexicon_lengths")),
             ("--lr", lr, bound("tokenizer_lr")), ("--seed", seed, bound("seed")), ("--augment", augment, bound("tokenizer_augment")),
         )
         check_input(train, stdin=False)
         check_input(dev, stdin=False)
         torch.set_num_threads(threads)
-        net = NetConfig(embedding=embedding, hidden=hidden, layers=layers, dropout=dropout)
+        net = NetConfig(embedding=embedding, hidden=hidden, layers=layers, dropout=dropout, ngram_buckets=ngram_buckets,
+                        lexicon_lengths=lexicon_lengths)
         settings = TrainSettings(net, epochs, patience, batch_size, window, lr, seed=seed, lr_decay_patience=lr_decay_patience,
                                  augment=augment)
         record = run(train, dev, output, settings)

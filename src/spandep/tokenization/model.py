@@ -2,8 +2,10 @@
 
 Each character is the sum of an embedding of the character itself (the training file's characters seen at least
 ``min_count`` times; others share one id) and of its class (its Unicode general category, or ``space`` for every
-whitespace character), so an unseen character still looks like a letter, a digit or a punctuation mark. A
-bidirectional LSTM reads the sequence and a linear layer gives, for every character, the logits of
+whitespace character), so an unseen character still looks like a letter, a digit or a punctuation mark; opt-in
+(``ngram_buckets``, ``lexicon_lengths``), the sum also holds the embeddings of the hashed character n-grams around
+it and a projection of its lexicon flags (:mod:`.features`). A bidirectional LSTM reads the sequence and a linear
+layer gives, for every character, the logits of
 
 - ``token``: a token ends at this character;
 - ``sentence``: a sentence ends at this character (read where a token ends);
@@ -21,6 +23,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from spandep.tokenization.features import CharFeatures
+
 __all__ = ["HEADS", "CharTagger", "CharVocab", "NetConfig"]
 
 HEADS = ("token", "sentence", "mwt")
@@ -33,26 +37,30 @@ _CLASS_ID = {name: i for i, name in enumerate(CLASSES)}
 
 @dataclass(frozen=True)
 class NetConfig:
-    """Sizes of :class:`CharTagger`."""
+    """Sizes of :class:`CharTagger`; ``ngram_buckets`` and ``lexicon_lengths`` 0: no such features (as every
+    tokenizer saved before them)."""
 
     embedding: int = 32
     hidden: int = 64
     layers: int = 2
     dropout: float = 0.2
+    ngram_buckets: int = 0
+    lexicon_lengths: int = 0
 
 
 class CharVocab:
-    """Character → (character id, class id), cached per character."""
+    """Character → (character id, class id), cached per character, then the columns of its ``features``."""
 
-    def __init__(self, chars: list[str]) -> None:
+    def __init__(self, chars: list[str], features: CharFeatures | None = None) -> None:
         self.chars = list(chars)
+        self.features = features
         self._ids: dict[str, tuple[int, int]] = {}
         self._known = {c: i + 3 for i, c in enumerate(self.chars)}
 
     @classmethod
-    def build(cls, texts: Iterable[str], min_count: int) -> "CharVocab":
+    def build(cls, texts: Iterable[str], min_count: int, features: CharFeatures | None = None) -> "CharVocab":
         counts = Counter(c for text in texts for c in text if not c.isspace())
-        return cls(sorted(c for c, n in counts.items() if n >= min_count))
+        return cls(sorted(c for c, n in counts.items() if n >= min_count), features)
 
     def __len__(self) -> int:
         return len(self.chars) + 3
@@ -66,10 +74,14 @@ class CharVocab:
         return pair
 
     def encode(self, text: str) -> np.ndarray:
-        """``(len(text), 2)`` int64: character id and class id of every character."""
+        """``(len(text), 2 + features)`` int64: character id and class id of every character, then the columns of
+        its features (:meth:`.features.CharFeatures.encode`)."""
         ids = self._ids
         pairs = [ids.get(c) or self._lookup(c) for c in text]
-        return np.array(pairs, dtype=np.int64).reshape(len(text), 2)  # (n_chars, 2)
+        out = np.array(pairs, dtype=np.int64).reshape(len(text), 2)  # (n_chars, 2)
+        if self.features is None or not self.features.columns:
+            return out
+        return np.concatenate([out, self.features.encode(text)], axis=1)  # (n_chars, 2 + columns)
 
 
 def _reverse_within(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -113,13 +125,23 @@ class CharTagger(nn.Module):
         self.config = config
         self.chars = nn.Embedding(n_chars, config.embedding, padding_idx=PAD)
         self.classes = nn.Embedding(len(CLASSES), config.embedding, padding_idx=PAD)
+        if config.ngram_buckets:
+            self.ngrams = nn.Embedding(config.ngram_buckets + 1, config.embedding, padding_idx=PAD)
+        if config.lexicon_lengths:
+            self.lexicon = nn.Linear(3 * config.lexicon_lengths, config.embedding)
         self.dropout = nn.Dropout(config.dropout)
         self.lstm = BiLSTM(config.embedding, config.hidden, config.layers, config.dropout)
         self.out = nn.Linear(2 * config.hidden, len(HEADS))
 
     def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """``ids`` (batch, n_chars, 2) right-padded with 0, ``lengths`` (batch,) → logits (batch, n_chars, 3)."""
-        x = self.dropout(self.chars(ids[..., 0]) + self.classes(ids[..., 1]))  # (batch, n_chars, embedding)
+        """``ids`` (batch, n_chars, 2 + feature columns) right-padded with 0, ``lengths`` (batch,) → logits
+        (batch, n_chars, 3)."""
+        x = self.chars(ids[..., 0]) + self.classes(ids[..., 1])  # (batch, n_chars, embedding)
+        if self.config.ngram_buckets:
+            x = x + self.ngrams(ids[..., 2:6]).sum(dim=2)  # (batch, n_chars, embedding)
+        if self.config.lexicon_lengths:
+            x = x + self.lexicon(ids[..., -3 * self.config.lexicon_lengths :].float())  # (batch, n_chars, embedding)
+        x = self.dropout(x)  # (batch, n_chars, embedding)
         return self.out(self.dropout(self.lstm(x, lengths)))  # (batch, n_chars, 3)
 
     def settings(self) -> dict[str, float | int]:

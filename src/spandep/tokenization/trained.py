@@ -11,13 +11,15 @@ Decoding, per paragraph (every rule keeps each non-whitespace character in exact
 - never before a combining mark, a format character (ZWJ, ZWSP, soft hyphen) or an emoji skin tone, nor after a
   ZWJ;
 - a sentence ends at a token whose last character's ``sentence`` probability reaches ``thresholds.sentence``,
-  and at the paragraph's end;
+  and at the paragraph's end; with ``max_tokens`` (0: none; chosen on dev, for text without sentence punctuation
+  such as Thai), a sentence of more tokens is cut after the token of the highest ``sentence`` probability among
+  its tokens ``max_tokens // 2 + 1`` to ``max_tokens``, again until no piece is longer (:func:`bound_sentences`);
 - a token is a multiword token where its ``mwt`` probability reaches ``thresholds.mwt`` (``mwt_decision="net"``),
   or, with ``"lexicon"``, where the lexicon saw its form as one at least half of the time (the network decides
   for forms the lexicon never saw as one), and the lexicon gives it two words or more.
 
 Saved as a folder: ``config.json`` (sizes, characters, thresholds, training record), ``model.safetensors`` and
-``mwt.json``. :func:`load_tokenizer` also accepts a model folder that holds such a folder as ``tokenizer/``.
+``mwt.json``; with a lexicon feature (:mod:`.features`) also ``words.json``, its words. :func:`load_tokenizer` also accepts a model folder that holds such a folder as ``tokenizer/``.
 """
 
 from __future__ import annotations
@@ -34,15 +36,17 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from spandep.errors import ModelError
+from spandep.tokenization.features import CharFeatures
 from spandep.tokenization.model import CLASSES, CharTagger, CharVocab, NetConfig
 from spandep.tokenization.mwt import MwtLexicon
 from spandep.tokenization.rules import RuleTokenizer
 from spandep.tokenization.text import EMOJI_MODIFIERS, TOKENIZER_FOLDER, Paragraph, SentenceSpans, Tokenizer, TokenSpan, tokenizer_folder
 
-__all__ = ["FORMAT", "Thresholds", "TrainedTokenizer", "load_tokenizer", "tokenizer_for"]
+__all__ = ["FORMAT", "Thresholds", "TrainedTokenizer", "bound_sentences", "load_tokenizer", "tokenizer_for"]
 
 FORMAT = "spandep-tokenizer"
 FORMAT_VERSION = 1
+WORDS_FILE = "words.json"
 _ATTACHING = np.array([name in ("Mn", "Mc", "Me", "Cf") for name in CLASSES])
 _ZWJ = re.compile("\u200d")
 _MODIFIER = re.compile(f"[{EMOJI_MODIFIERS}]")
@@ -55,6 +59,22 @@ class Thresholds:
     token: float = 0.5
     sentence: float = 0.5
     mwt: float = 0.5
+
+
+def bound_sentences(ends: np.ndarray, scores: np.ndarray, most: int) -> np.ndarray:
+    """``ends`` (n_tokens,) bool, the last one True, with more ends so that no sentence holds more than ``most``
+    tokens: a longer one is cut after the token of the highest ``scores`` (n_tokens,) among its tokens
+    ``most // 2 + 1`` to ``most``, and its rest again."""
+    out = ends.copy()  # (n_tokens,)
+    start = 0
+    for end in np.flatnonzero(ends).tolist():
+        while end - start + 1 > most:
+            low = start + most // 2
+            cut = low + int(np.argmax(scores[low : start + most]))
+            out[cut] = True
+            start = cut + 1
+        start = end + 1
+    return out
 
 
 class TrainedTokenizer(Tokenizer):
@@ -70,6 +90,7 @@ class TrainedTokenizer(Tokenizer):
         window: int = 250,
         context: int = 50,
         batch_size: int = 64,
+        max_tokens: int = 0,
     ) -> None:
         if mwt_decision not in ("net", "lexicon"):
             raise ValueError(f"mwt_decision must be 'net' or 'lexicon', not {mwt_decision!r}")
@@ -81,6 +102,7 @@ class TrainedTokenizer(Tokenizer):
         self.window = window
         self.context = context
         self.batch_size = batch_size
+        self.max_tokens = max_tokens
 
     # ------------------------------------------------------------------------------------------ reading
 
@@ -98,7 +120,7 @@ class TrainedTokenizer(Tokenizer):
             for first in range(0, len(pieces), self.batch_size):
                 batch = pieces[first : first + self.batch_size]
                 lengths = [read_to - read_from for _, read_from, _, _, read_to in batch]
-                padded = np.zeros((len(batch), max(lengths), 2), dtype=np.int64)  # (batch, n_chars, 2)
+                padded = np.zeros((len(batch), max(lengths), ids.shape[1]), dtype=np.int64)  # (batch, n_chars, 2 + features)
                 for row, (_, read_from, _, _, read_to) in enumerate(batch):
                     padded[row, : read_to - read_from] = ids[read_from:read_to]
                 logits = self.net(torch.from_numpy(padded), torch.tensor(lengths))  # (batch, n_chars, 3)
@@ -137,6 +159,8 @@ class TrainedTokenizer(Tokenizer):
         starts[1:] = nonspace[np.searchsorted(nonspace, last[:-1] + 1)]
         sentence_end = probs[last, 1] >= self.thresholds.sentence  # (n_tokens,)
         sentence_end[-1] = True
+        if self.max_tokens:
+            sentence_end = bound_sentences(sentence_end, probs[last, 1], self.max_tokens)  # (n_tokens,)
         mwt = probs[last, 2] >= self.thresholds.mwt  # (n_tokens,)
         sentences: list[SentenceSpans] = []
         current: SentenceSpans = []
@@ -165,10 +189,10 @@ class TrainedTokenizer(Tokenizer):
 
     # ------------------------------------------------------------------------------------------ saving
 
-    def with_settings(self, thresholds: Thresholds, mwt_decision: str) -> "TrainedTokenizer":
+    def with_settings(self, thresholds: Thresholds, mwt_decision: str, max_tokens: int = 0) -> "TrainedTokenizer":
         """The same network and lexicon with other decoding settings."""
         out = copy.copy(self)
-        out.thresholds, out.mwt_decision = thresholds, mwt_decision
+        out.thresholds, out.mwt_decision, out.max_tokens = thresholds, mwt_decision, max_tokens
         return out
 
     def save(self, folder: Path, record: dict[str, Any]) -> None:
@@ -183,12 +207,15 @@ class TrainedTokenizer(Tokenizer):
             "mwt_decision": self.mwt_decision,
             "window": self.window,
             "context": self.context,
+            **({"max_tokens": self.max_tokens} if self.max_tokens else {}),
             "training": record,
         }
         tensors = {k: v.detach().contiguous() for k, v in self.net.state_dict().items()}
         save_file(tensors, str(folder / "model.safetensors"))
         (folder / "mwt.json").write_text(json.dumps(self.lexicon.to_json(), ensure_ascii=False), encoding="utf-8")
         (folder / "config.json").write_text(json.dumps(config, ensure_ascii=False, indent=1), encoding="utf-8")
+        if self.net.config.lexicon_lengths:
+            (folder / WORDS_FILE).write_text(json.dumps(self.vocab.features.words, ensure_ascii=False), encoding="utf-8")
 
 
 def load_tokenizer(path: str | Path) -> TrainedTokenizer:
@@ -200,14 +227,18 @@ def load_tokenizer(path: str | Path) -> TrainedTokenizer:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         if config.get("format") != FORMAT or config.get("format_version") != FORMAT_VERSION:
             raise ModelError(f"{folder} is not a spandep tokenizer (format {FORMAT} version {FORMAT_VERSION})")
-        vocab = CharVocab(list(config["chars"]))
-        net = CharTagger(len(vocab), NetConfig(**config["net"]))
+        net_config = NetConfig(**config["net"])
+        words = json.loads((folder / WORDS_FILE).read_text(encoding="utf-8")) if net_config.lexicon_lengths else []
+        features = CharFeatures(net_config.ngram_buckets, net_config.lexicon_lengths, words)
+        vocab = CharVocab(list(config["chars"]), features)
+        net = CharTagger(len(vocab), net_config)
         net.load_state_dict(load_file(str(folder / "model.safetensors")))
         lexicon = MwtLexicon.from_json(json.loads((folder / "mwt.json").read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
         raise ModelError(f"cannot load the tokenizer in {folder}: {exc}") from None
     thresholds = replace(Thresholds(), **config["thresholds"])
-    return TrainedTokenizer(vocab, net, lexicon, thresholds, config["mwt_decision"], config["window"], config["context"])
+    return TrainedTokenizer(vocab, net, lexicon, thresholds, config["mwt_decision"], config["window"], config["context"],
+                            max_tokens=config.get("max_tokens", 0))
 
 
 def tokenizer_for(model: str | Path, treebank: str | None = None) -> Tokenizer:

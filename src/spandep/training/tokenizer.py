@@ -8,13 +8,14 @@ random offset (drawn from the seed and the epoch, so a resumed run sees the same
 variants and joins some paragraphs to the one before (:func:`~spandep.tokenization.variants.training_paragraphs`, drawn from
 the seed and the epoch); the targets are built from the rewritten paragraphs' own spans, and the character list
 and the multiword-token lexicon from the training text and one rewriting of every sentence, so the variants'
-characters have embeddings and their multiword tokens (it "dell’") their words.
+characters have embeddings and their multiword tokens (it "dell’") their words. The lexicon of the opt-in word
+feature (:mod:`~spandep.tokenization.features`) is learnt from the training text's tokens as they are.
 
 After each epoch the dev file's raw text is tokenized with the default thresholds (0.5) and scored
 (:mod:`.selection`); the best epoch's weights are kept. The learning rate is halved after ``lr_decay_patience``
 epochs without a better dev score (if set); training stops after ``patience`` epochs without one, or at
-``epochs``. Then the decoding settings (sentence threshold, multiword-token decision) are chosen on dev by the
-same score, and the tokenizer is written to ``OUT/tokenizer``.
+``epochs``. Then the decoding settings (sentence threshold, multiword-token decision, sentence length bound) are
+chosen on dev by the same score, and the tokenizer is written to ``OUT/tokenizer``.
 
 Everything is written atomically; ``OUT/checkpoint`` holds the newest epoch (weights, optimiser, history), so
 running the same command again resumes where an interrupted run stopped.
@@ -37,6 +38,7 @@ from safetensors.torch import load_file, save_file
 
 from spandep.data.output import relative_paths
 from spandep.tokenization.corpus import GoldParagraph, raw_text, read_paragraphs
+from spandep.tokenization.features import CharFeatures
 from spandep.tokenization.model import HEADS, CharTagger, CharVocab, NetConfig
 from spandep.tokenization.mwt import MwtLexicon
 from spandep.tokenization.selection import DevScores, gold_sentences, span_scores
@@ -49,6 +51,7 @@ __all__ = ["TrainSettings", "train_tokenizer"]
 
 log = logging.getLogger(__name__)
 SENTENCE_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+MAX_TOKENS_GRID = (0, 100, 50)  # sentence length bounds tried on dev (0: none), the fallback of text without sentence punctuation
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,7 @@ class _Data:
 
     def tensors(self, batch: list[tuple[int, int, int]]) -> tuple[torch.Tensor, ...]:
         width = max(b - a for _, a, b in batch)
-        ids = np.zeros((len(batch), width, 2), dtype=np.int64)  # (batch, n_chars, 2)
+        ids = np.zeros((len(batch), width, self.ids[0].shape[1]), dtype=np.int64)  # (batch, n_chars, 2 + features)
         target = np.zeros((len(batch), width, len(HEADS)), dtype=np.float32)  # (batch, n_chars, 3)
         mask = np.zeros((len(batch), width, len(HEADS)), dtype=np.float32)  # (batch, n_chars, 3)
         for row, (k, a, b) in enumerate(batch):
@@ -147,12 +150,13 @@ def _choose_settings(tokenizer: TrainedTokenizer, dev: list[GoldParagraph]) -> t
     best_total = -1.0
     for decision in ("net", "lexicon"):
         for sentence in SENTENCE_GRID:
-            candidate = tokenizer.with_settings(Thresholds(sentence=sentence), decision)
-            system = [s for p, pr in zip(paras, probs) for s in candidate.decode(text, p, pr, ids[p[0] : p[1], 1])]
-            scores = span_scores(text, gold, system)
-            tried.append({"mwt_decision": decision, "sentence_threshold": sentence, **asdict(scores)})
-            if scores.total > best_total + 1e-9:
-                best, best_total = candidate, scores.total
+            for most in MAX_TOKENS_GRID:
+                candidate = tokenizer.with_settings(Thresholds(sentence=sentence), decision, most)
+                system = [s for p, pr in zip(paras, probs) for s in candidate.decode(text, p, pr, ids[p[0] : p[1], 1])]
+                scores = span_scores(text, gold, system)
+                tried.append({"mwt_decision": decision, "sentence_threshold": sentence, "max_tokens": most, **asdict(scores)})
+                if scores.total > best_total + 1e-9:
+                    best, best_total = candidate, scores.total
     return best, tried
 
 
@@ -171,7 +175,9 @@ def train_tokenizer(train: Path, dev: Path, out: Path, settings: TrainSettings) 
 def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str, Any]:
     train_paras, dev_paras = read_paragraphs(train), read_paragraphs(dev)
     seen = train_paras + (training_paragraphs(train_paras, 1.0, settings.seed, 0) if settings.augment > 0 else [])
-    vocab = CharVocab.build((p.text for p in seen), settings.min_char_count)
+    words = (p.text[t.start : t.end] for p in train_paras for s in p.sentences for t in s)
+    features = CharFeatures.learn(settings.net.ngram_buckets, settings.net.lexicon_lengths, words)
+    vocab = CharVocab.build((p.text for p in seen), settings.min_char_count, features)
     lexicon = MwtLexicon.learn((p.text[t.start : t.end], t.words) for p in seen for s in p.sentences for t in s)
     data = _Data(train_paras, vocab, settings.window, settings.augment)
     net = _net(vocab, settings)
