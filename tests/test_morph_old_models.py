@@ -2,7 +2,8 @@
 
 The fixture ``fixtures/morph_old_model_parses.json`` holds the parses (trees, labels and every head's column) of the
 first sentences of ``en_ewt_excerpt.conllu``, every column but FORM blanked, by the shipped ``en`` and ``cs`` models
-under the code before the morphology heads (commit d41d243), written by::
+under the code before the morphology heads (commit d41d243; since then the cs model ships with heads rebuilt by
+``spandep train-heads``, so only its trees and labels are compared), written by::
 
     PYTHONPATH=<that commit's src>:. python tests/test_morph_old_models.py --write
 """
@@ -33,9 +34,15 @@ def parses(name: str) -> list[dict]:
     return [{"heads": p.heads, "labels": p.labels, "columns": p.columns} for p in model.parse(blank)]
 
 
+REBUILT_HEADS = {"cs"}  # shipped since with heads rebuilt by spandep train-heads (BENCHMARKS.md): their trees only
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_shipped_model_parses_as_before(name):
-    assert parses(name) == json.loads(EXPECTED.read_text(encoding="utf-8"))[name]
+    got, expected = parses(name), json.loads(EXPECTED.read_text(encoding="utf-8"))[name]
+    if name in REBUILT_HEADS:
+        got, expected = ([{k: p[k] for k in ("heads", "labels")} for p in ps] for ps in (got, expected))
+    assert got == expected
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
