@@ -144,7 +144,7 @@ def render(rows: list[dict[str, Any]]) -> str:
     rows first."""
     order = {tb: i for i, tb in enumerate(DATASETS)}
     parts = [summary] if (summary := udpipe1_summary(rows)) else []
-    for treebank in sorted({r["treebank"] for r in rows}, key=lambda tb: order.get(tb, len(order))):
+    for treebank in sorted({r["treebank"] for r in rows}, key=lambda tb: (order.get(tb, len(order)), tb)):
         mine = sorted((r for r in rows if r["treebank"] == treebank), key=lambda r: r["mode"] != "raw")
         parts.append(f"#### {treebank}\n\n{HEADER}" + "\n".join(map(_row, mine)) + "\n")
     return "\n".join(parts)
