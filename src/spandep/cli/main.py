@@ -31,6 +31,7 @@ from spandep.cli.evaluate import evaluate
 from spandep.cli.export import export
 from spandep.cli.install_bases import install_bases
 from spandep.cli.models import models
+from spandep.cli.package_models import package_models
 from spandep.cli.parse import parse
 from spandep.cli.serve import serve
 from spandep.cli.train import train
@@ -116,6 +117,7 @@ app.command("benchmark-speed")(benchmark_speed)
 app.command("convert-e5")(convert_e5)
 app.command()(models)
 app.command("install-bases")(install_bases)
+app.command("package-models")(package_models)
 app.command("train-tokenizer")(train_tokenizer)
 app.command("train-heads")(train_heads)
 app.command()(serve)

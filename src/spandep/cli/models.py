@@ -1,4 +1,5 @@
-"""``spandep models``: the shipped models with their size, base encoder and measured accuracy and speed."""
+"""``spandep models``: the shipped models with their size, where each is read from, base encoder and measured
+accuracy and speed."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def model_row(model: ShippedModel, default: str) -> dict[str, Any]:
     base = model.base()
     return {
         "name": model.name, "default": model.name == default, "language": model.language, "treebank": model.treebank,
-        "note": model.note, "folder": str(model.folder), "size_mb": round(model.size() / 1e6, 1),
+        "note": model.note, "folder": str(model.folder), "from": model.origin(), "package": model.package(),
+        "size_mb": round(model.size() / 1e6, 1),
         "base": base, "base_status": base_status(base),
         "test_treebank": test.get("treebank"), "UAS": test.get("UAS_nopunct"), "LAS": test.get("LAS_nopunct"),
         "head_ECE": calibration.get("head_ece"), "confidence_values_per_1000": calibration.get("distinct_per_1000"),
@@ -51,18 +53,20 @@ def _cells(row: dict[str, Any]) -> list[str]:
     speed = f"{row['words_per_s']:,.0f} ({row['speed_threads']} thr)" if row["words_per_s"] is not None else NONE
     name = row["name"] + (" *" if row["default"] else "")
     ece = f"{row['head_ECE']:.2f} %" if row["head_ECE"] is not None else NONE
-    return [name, row["language"], row["treebank"], f"{row['size_mb']:.1f} MB", f"{row['base']} ({row['base_status']})", accuracy, ece, speed]
+    size = f"{row['size_mb']:.1f} MB"
+    return [name, row["language"], row["treebank"], size, row["from"], f"{row['base']} ({row['base_status']})", accuracy, ece, speed]
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:
     """The listing as aligned plain-text columns, with a line saying what the figures are."""
-    header = ["name", "language", "treebank", "size", "base encoder", "test UAS / LAS", "head ECE", "words/s (CPU)"]
+    header = ["name", "language", "treebank", "size", "from", "base encoder", "test UAS / LAS", "head ECE", "words/s (CPU)"]
     lines = [header, *(_cells(r) for r in rows)]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
     text.append(f"* the default. UAS / LAS without punctuation on the test set; head ECE: the expected calibration error of "
                 f"head probabilities on the test set, calibrated on dev; {NONE}: not measured yet "
-                "(figures and commands: each model's card.json). `make models` installs every base encoder.")
+                "(figures and commands: each model's card.json); from: the distribution it is read from (`source "
+                "checkout`: its folder in spandep's resources). `make models` installs every base encoder and language model.")
     return "\n".join(text)
 
 

@@ -11,10 +11,17 @@ Everything else is read from the folder itself: the base encoder from ``config.j
 and the measured accuracy and speed from ``card.json`` (written from a benchmark result by
 ``benchmarks/scripts/model_card.py``, never by hand; no card: no figures). A line whose folder is not installed is
 not offered. Adding a shipped model is one folder plus one line (docs/design.md).
+
+Where a line's folder is (:func:`locate`): in its installed model distribution first (``spandep-model-<folder>``,
+importable as ``spandep_model_<folder>``, the folder inside it; ``spandep package-models`` builds them, ``make
+models`` installs them), else among spandep's own resources. The core wheel holds only the models of
+``CORE_LANGUAGE`` (pyproject.toml's package-data names their folders); every other folder ships in its own
+distribution, and in a source checkout (an editable install) is read where it lies.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from dataclasses import dataclass, replace
@@ -29,6 +36,34 @@ RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 CATALOGUE_FILE = RESOURCES / "catalogue.json"
 CARD_FILE = "card.json"
 PACKAGE = "spandep-model-{code}"  # the installable distribution of a treebank's model (make models builds them)
+MODULE = "spandep_model_{code}"  # its import package, holding the model folder as package data
+CORE = "spandep"  # the distribution of the models of CORE_LANGUAGE: the core wheel itself
+CORE_LANGUAGE = "en"  # whose models ship inside the core wheel (pyproject.toml's package-data names their folders)
+
+
+def package_of(folder: str) -> str:
+    """The distribution that ships a model folder of its own (``fr_sequoia`` → ``spandep-model-fr-sequoia``)."""
+    return PACKAGE.format(code=Path(folder).name.replace("_", "-"))
+
+
+def module_of(folder: str) -> str:
+    """The import package of that distribution (``fr_sequoia`` → ``spandep_model_fr_sequoia``)."""
+    return MODULE.format(code=Path(folder).name.replace("-", "_"))
+
+
+def locate(folder: str) -> tuple[Path, bool]:
+    """Where a catalogue line's ``folder`` is, and whether in its installed model distribution: there (its import
+    package's subfolder of the same name) when that holds a model, else under ``resources/`` (the core wheel, a source
+    checkout), whether or not it is there."""
+    try:
+        spec = importlib.util.find_spec(module_of(folder))
+    except (ImportError, ValueError):  # a folder name that is no module name
+        spec = None
+    for root in (spec.submodule_search_locations or []) if spec is not None else []:
+        packaged = Path(root) / Path(folder).name
+        if (packaged / "config.json").is_file():
+            return packaged.resolve(), True
+    return (CATALOGUE_FILE.parent / folder).resolve(), False
 
 
 def card_file(treebank: str | None = None) -> str:
@@ -62,9 +97,24 @@ class ShippedModel:
     note: str = ""
     model_treebank: str | None = None
     code: str | None = None
+    packaged: bool = False  # found in its installed model distribution (locate), not among spandep's own resources
 
     def choice(self) -> ModelChoice:
         return ModelChoice(self.folder, self.model_treebank)
+
+    def in_core(self) -> bool:
+        """Whether the core wheel ships it (a model of ``CORE_LANGUAGE``); else its own distribution does."""
+        found = treebank_language(self.code) if self.code else None
+        return found is not None and found.code == CORE_LANGUAGE
+
+    def package(self) -> str:
+        """The distribution that ships it: ``spandep`` for the core's, else ``spandep-model-<folder>``."""
+        return CORE if self.in_core() else package_of(self.folder.name)
+
+    def origin(self) -> str:
+        """Where it is read from: its model distribution, ``spandep`` (the core's own), or ``source checkout`` (a
+        folder of its own distribution read from ``resources/``, as in an editable install)."""
+        return package_of(self.folder.name) if self.packaged else CORE if self.in_core() else "source checkout"
 
     def installed(self) -> bool:
         """Whether the folder is a model here (a line may come before its folder)."""
@@ -90,17 +140,19 @@ class ShippedModel:
             raise ModelError(f"{path}: unreadable JSON ({exc})") from None
 
 
+def _shipped(name: str, line: dict[str, Any]) -> ShippedModel:
+    """The catalogue line ``name``, its folder located (:func:`locate`)."""
+    folder, packaged = locate(line["folder"])
+    return ShippedModel(
+        name, folder, line["language"], line["treebank"], line.get("note", ""), line.get("model_treebank"), line.get("code"), packaged,
+    )
+
+
 def read_catalogue() -> tuple[str, dict[str, ShippedModel]]:
     """The default model's name and every catalogue line by name (installed or not)."""
     try:
         data = json.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))
-        models = {
-            name: ShippedModel(
-                name, (CATALOGUE_FILE.parent / line["folder"]).resolve(), line["language"], line["treebank"], line.get("note", ""),
-                line.get("model_treebank"), line.get("code"),
-            )
-            for name, line in data["models"].items()
-        }
+        models = {name: _shipped(name, line) for name, line in data["models"].items()}
         return str(data["default"]), models
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ModelError(f"{CATALOGUE_FILE}: not a readable catalogue ({exc!r}); reinstall spandep") from None
@@ -145,14 +197,19 @@ def model_language(folder: Path | None, treebank: str | None = None) -> str | No
 
 
 def missing_model(text: str) -> str | None:
-    """What to install for ``text`` when it names a language or a treebank (``de``, ``german``, ``de_gsd``) whose
-    model is not installed, in one line; ``None``: it names neither."""
+    """What to install for ``text`` when it names a catalogue line, a language or a treebank (``fr``, ``de``,
+    ``german``, ``de_gsd``) whose model is not installed, in one line: the distribution of the line it names (found
+    as :func:`find` finds it among every line), else of the treebank's own folder; ``None``: it names none."""
+    line = find(text, read_catalogue()[1])
     lang = language(text)
     code = lang.treebank if lang is not None else text.casefold() if treebank_language(text) else None
-    if code is None:
+    if code is not None:
+        what = f"{lang.name}, whose default treebank is {code}" if lang is not None else f"the treebank {code}"
+    elif line is not None:
+        what = f"the shipped model {line.name} ({line.treebank})"
+    else:
         return None
-    what = f"{lang.name}, whose default treebank is {code}" if lang is not None else f"the treebank {code}"
-    package = PACKAGE.format(code=code.replace("_", "-"))
+    package = line.package() if line is not None else package_of(str(code))
     return f"{text!r} names {what}, and no model of it is installed: install {package} (make models builds and installs the language models); `spandep models` lists the installed ones"
 
 
