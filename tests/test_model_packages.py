@@ -127,3 +127,13 @@ def test_package_models_refuses_what_it_cannot_build(tmp_path):
     assert result.exit_code == 2 and "inside the core spandep wheel" in result.output and result.output.count("\n") == 1
     result = runner.invoke(app, ["package-models", "klingon", "-o", str(tmp_path)])
     assert result.exit_code == 2 and "names no line of the catalogue" in result.output and not list(tmp_path.iterdir())
+
+
+def test_an_old_build_backend_is_one_line(tmp_path, monkeypatch):
+    """A venv's own setuptools before 70.1 cannot write wheels without the `wheel` package: said before building."""
+    from spandep.storage import packaging
+
+    monkeypatch.setattr(packaging.metadata, "version", lambda name: "65.5.0")
+    result = runner.invoke(app, ["package-models", "ru", "-o", str(tmp_path)])
+    assert result.exit_code == 4 and result.output.count("\n") == 1
+    assert "setuptools>=70.1 (found: 65.5.0): pip install 'setuptools>=70.1'" in result.output and not list(tmp_path.iterdir())

@@ -3,8 +3,8 @@
 The core wheel ships the models of ``catalogue.CORE_LANGUAGE`` only; every other catalogue folder is built here from
 spandep's own resources (a source checkout) into a wheel of its own, ``spandep-model-<folder>`` (import package
 ``spandep_model_<folder>``, the folder inside it as package data), of spandep's version and depending on that
-spandep: a generated ``pyproject.toml`` in a temporary folder, built by setuptools through ``pip wheel --no-deps
---no-build-isolation --no-index`` (offline). ``make models`` installs them; the catalogue finds them first
+spandep: a generated ``pyproject.toml`` in a temporary folder, built by setuptools (``BACKEND``: it writes wheels
+itself, no ``wheel`` package) through ``pip wheel --no-deps --no-build-isolation --no-index`` (offline). ``make models`` installs them; the catalogue finds them first
 (``catalogue.locate``). A distribution installed already whose files are the source folder's (by the SHA-256 of its
 ``RECORD``) and whose version is spandep's is up to date (``--changed`` builds only the others).
 """
@@ -26,6 +26,8 @@ from spandep.storage import catalogue
 from spandep.storage.catalogue import ShippedModel, module_of
 from spandep.version import __version__
 
+BACKEND = "setuptools>=70.1"  # the build backend: since 70.1 setuptools writes wheels without the `wheel` package
+
 
 def source_folder(model: ShippedModel) -> Path:
     """The folder a model's distribution is built from: its catalogue folder under spandep's own resources."""
@@ -45,7 +47,7 @@ def pyproject(model: ShippedModel) -> str:
         "description": f"spandep's model of {model.treebank} ({model.language}): spandep.load({model.name!r})",
     }
     lines = [
-        "[build-system]", 'requires = ["setuptools>=68"]', 'build-backend = "setuptools.build_meta"', "", "[project]",
+        "[build-system]", f"requires = {json.dumps([BACKEND])}", 'build-backend = "setuptools.build_meta"', "", "[project]",
         *(f"{key} = {json.dumps(value)}" for key, value in project.items()),
         f"dependencies = {json.dumps([f'spandep=={__version__}'])}", "", "[tool.setuptools]",
         f"packages = {json.dumps([module])}", "include-package-data = false", "", "[tool.setuptools.package-data]",
@@ -54,12 +56,31 @@ def pyproject(model: ShippedModel) -> str:
     return "\n".join(lines) + "\n"
 
 
+def backend_problem() -> str | None:
+    """Why this interpreter cannot build the wheels (no ``BACKEND``: a venv's own setuptools is often older), in one
+    line; ``None``: it can."""
+    from packaging.requirements import Requirement
+
+    wanted = Requirement(BACKEND)
+    try:
+        found = metadata.version(wanted.name)
+    except metadata.PackageNotFoundError:
+        found = "none"
+    if found != "none" and wanted.specifier.contains(found):
+        return None
+    return f"spandep package-models builds wheels with {BACKEND} (found: {found}): pip install '{BACKEND}' (make models does)"
+
+
 def build_wheel(model: ShippedModel, out: Path) -> Path:
     """Build ``model``'s wheel into ``out`` from its source folder; the wheel's path. ``ModelError`` for a folder that
-    is not here (an installed spandep carries only the core's), ``OutputError`` for a build that fails."""
-    source = source_folder(model)
+    is not here (an installed spandep carries only the core's), ``OutputError`` for a build that fails (pip's output is
+    then kept beside the wheels)."""
+    source, out = source_folder(model), out.resolve()  # pip runs in the temporary folder
     if not (source / "config.json").is_file():
         raise ModelError(f"{source} is not a model folder: spandep package-models builds from a source checkout of spandep (git clone; make models)")
+    problem = backend_problem()
+    if problem:
+        raise OutputError(problem)
     module = module_of(source.name)
     with tempfile.TemporaryDirectory(prefix="spandep-package-") as tmp:
         root = Path(tmp)
@@ -74,8 +95,9 @@ def build_wheel(model: ShippedModel, out: Path) -> Path:
         run = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w", str(out), str(root)]
         done = subprocess.run(run, capture_output=True, text=True, cwd=root)
         if done.returncode != 0:
-            why = (done.stderr.strip().splitlines() or ["no message"])[-1]
-            raise OutputError(f"building {model.package()} failed ({why}): pip and setuptools must be installed (pip install setuptools)")
+            log = out / f"{model.package()}.log"
+            log.write_text(done.stdout + done.stderr, encoding="utf-8")
+            raise OutputError(f"building {model.package()} failed (pip wheel exited with {done.returncode}; its output: {log})")
     wheels = sorted(out.glob(f"{module}-{__version__}-*.whl"))
     if not wheels:
         raise OutputError(f"building {model.package()} wrote no wheel into {out}")
