@@ -116,6 +116,11 @@ class ShippedModel:
         folder of its own distribution read from ``resources/``, as in an editable install)."""
         return package_of(self.folder.name) if self.packaged else CORE if self.in_core() else "source checkout"
 
+    def source(self) -> Path:
+        """Its folder among spandep's own resources, which its distribution is built from: the one a source checkout's
+        scripts write to and measure, whether or not it is the one read (:func:`locate`)."""
+        return CATALOGUE_FILE.parent / self.folder.name
+
     def installed(self) -> bool:
         """Whether the folder is a model here (a line may come before its folder)."""
         return (self.folder / "config.json").is_file()

@@ -22,16 +22,10 @@ from importlib import metadata
 from pathlib import Path
 
 from spandep.errors import ModelError, OutputError
-from spandep.storage import catalogue
 from spandep.storage.catalogue import ShippedModel, module_of
 from spandep.version import __version__
 
 BACKEND = "setuptools>=70.1"  # the build backend: since 70.1 setuptools writes wheels without the `wheel` package
-
-
-def source_folder(model: ShippedModel) -> Path:
-    """The folder a model's distribution is built from: its catalogue folder under spandep's own resources."""
-    return catalogue.CATALOGUE_FILE.parent / model.folder.name
 
 
 def _files(folder: Path) -> list[Path]:
@@ -75,7 +69,7 @@ def build_wheel(model: ShippedModel, out: Path) -> Path:
     """Build ``model``'s wheel into ``out`` from its source folder; the wheel's path. ``ModelError`` for a folder that
     is not here (an installed spandep carries only the core's), ``OutputError`` for a build that fails (pip's output is
     then kept beside the wheels)."""
-    source, out = source_folder(model), out.resolve()  # pip runs in the temporary folder
+    source, out = model.source(), out.resolve()  # pip runs in the temporary folder
     if not (source / "config.json").is_file():
         raise ModelError(f"{source} is not a model folder: spandep package-models builds from a source checkout of spandep (git clone; make models)")
     problem = backend_problem()
@@ -116,7 +110,7 @@ def up_to_date(model: ShippedModel) -> bool:
         dist = metadata.distribution(model.package())
     except metadata.PackageNotFoundError:
         return False
-    source = source_folder(model)
+    source = model.source()
     prefix = f"{module_of(source.name)}/{source.name}/"
     recorded = {str(f): f.hash.value for f in dist.files or () if f.hash is not None and str(f).startswith(prefix)}
     wanted = {f"{prefix}{rel.as_posix()}": _sha256(source / rel) for rel in _files(source)}
