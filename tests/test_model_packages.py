@@ -95,6 +95,8 @@ def test_a_model_wheel_is_what_load_finds_once_installed(tiny_resources, tmp_pat
     assert runner.invoke(app, ["package-models", "--changed", "-o", str(tmp_path / "again")]).output == ""
     (source / "card.json").write_text("{}", encoding="utf-8")
     assert not up_to_date(xx) and runner.invoke(app, ["package-models", "xx", "--changed", "-o", str(tmp_path / "again")]).output
+    rows = {r["name"]: r for r in json.loads(runner.invoke(app, ["models", "--json"]).output)}
+    assert rows["xx"]["from"] == "spandep-model-xx-tiny (not the checkout's: make models)"
 
     shutil.rmtree(source)  # only the installed distribution has it now
     nlp = spandep.load("xx")
