@@ -129,6 +129,9 @@ def test_package_models_refuses_what_it_cannot_build(tmp_path):
     assert result.exit_code == 2 and "inside the core spandep wheel" in result.output and result.output.count("\n") == 1
     result = runner.invoke(app, ["package-models", "klingon", "-o", str(tmp_path)])
     assert result.exit_code == 2 and "names no line of the catalogue" in result.output and not list(tmp_path.iterdir())
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    result = runner.invoke(app, ["package-models", "ru", "-o", str(tmp_path / "a-file" / "wheels")])
+    assert result.exit_code == 4 and "cannot make the wheels' folder" in result.output and result.output.count("\n") == 1
 
 
 def test_an_old_build_backend_is_one_line(tmp_path, monkeypatch):

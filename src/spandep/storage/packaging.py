@@ -57,12 +57,12 @@ def backend_problem() -> str | None:
 
     wanted = Requirement(BACKEND)
     try:
-        found = metadata.version(wanted.name)
+        found: str | None = metadata.version(wanted.name)
     except metadata.PackageNotFoundError:
-        found = "none"
-    if found != "none" and wanted.specifier.contains(found):
+        found = None
+    if found is not None and wanted.specifier.contains(found):
         return None
-    return f"spandep package-models builds wheels with {BACKEND} (found: {found}): pip install '{BACKEND}' (make models does)"
+    return f"spandep package-models builds wheels with {BACKEND} (found: {found or 'none'}): pip install '{BACKEND}' (make models does)"
 
 
 def build_wheel(model: ShippedModel, out: Path) -> Path:
@@ -85,7 +85,10 @@ def build_wheel(model: ShippedModel, out: Path) -> Path:
             f'spandep.load({model.name!r}) finds (built by spandep package-models)."""\n', encoding="utf-8",
         )
         shutil.copytree(source, root / module / source.name, ignore=shutil.ignore_patterns("__pycache__"))
-        out.mkdir(parents=True, exist_ok=True)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"cannot make the wheels' folder {out} ({exc.strerror}): choose another with -o") from None
         run = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w", str(out), str(root)]
         done = subprocess.run(run, capture_output=True, text=True, cwd=root)
         if done.returncode != 0:
