@@ -86,17 +86,18 @@ def test_a_model_wheel_is_what_load_finds_once_installed(tiny_resources, tmp_pat
     site = tmp_path / "site"
     _pip("install", "--target", str(site), str(wheel))
     monkeypatch.syspath_prepend(str(site))
+    assert read_catalogue()[1]["xx"].folder == source.resolve()  # a checkout's own folder wins over an installed copy
+    (source / "config.json").rename(source / "config.moved")  # as in the core wheel, which lacks the folder
     xx = read_catalogue()[1]["xx"]
-    assert xx.packaged and xx.folder == (site / "spandep_model_xx_tiny" / "xx_tiny").resolve()  # the package first
+    assert xx.packaged and xx.folder == (site / "spandep_model_xx_tiny" / "xx_tiny").resolve()
     rows = {r["name"]: r for r in json.loads(runner.invoke(app, ["models", "--json"]).output)}
     assert rows["xx"]["from"] == rows["xx"]["package"] == "spandep-model-xx-tiny" and rows["en"]["from"] == "spandep"
+    (source / "config.moved").rename(source / "config.json")
 
     assert up_to_date(xx)  # make models installs nothing again
     assert runner.invoke(app, ["package-models", "--changed", "-o", str(tmp_path / "again")]).output == ""
     (source / "card.json").write_text("{}", encoding="utf-8")
     assert not up_to_date(xx) and runner.invoke(app, ["package-models", "xx", "--changed", "-o", str(tmp_path / "again")]).output
-    rows = {r["name"]: r for r in json.loads(runner.invoke(app, ["models", "--json"]).output)}
-    assert rows["xx"]["from"] == "spandep-model-xx-tiny (not the checkout's: make models)"
 
     shutil.rmtree(source)  # only the installed distribution has it now
     nlp = spandep.load("xx")

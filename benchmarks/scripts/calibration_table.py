@@ -54,7 +54,7 @@ def calibrate(name: str) -> None:
     """``spandep calibrate`` on the model's dev split with ``--write``, its report kept."""
     model = model_named(name)
     dev = DATASETS[str(model.code)].dev
-    run = [sys.executable, "-m", "spandep", "calibrate", portable_path(model.source()), portable_path(dev), "--threads", "1", "--write"]
+    run = [sys.executable, "-m", "spandep", "calibrate", portable_path(model.folder), portable_path(dev), "--threads", "1", "--write"]
     done = subprocess.run(run, cwd=REPO, capture_output=True, text=True, check=True)
     report = json.loads(done.stdout.splitlines()[0])
     path = OUT / f"{name}.dev.json"
@@ -69,19 +69,18 @@ def measure(name: str) -> None:
     from spandep.api import ModelSpec
     from spandep.data.conllu import read_conllu
     from spandep.evaluation.calibration import WordScores, reliability
-    from spandep.options import InferenceOptions
     from spandep.pipeline.long import parse_sentences
 
     torch.set_num_threads(1)
     model = model_named(name)
     test = DATASETS[str(model.code)].test
-    spec = ModelSpec.resolve(model.source(), InferenceOptions(treebank=model.model_treebank), threads=1)  # the repository's
+    spec = ModelSpec.resolve(name, threads=1)
     parser = spec.load_model()
     gold = list(read_conllu(test))
     words = WordScores.read(gold, parse_sentences(parser, gold, spec.options), parser.calibration)
     bins = {key: reliability(p, words.head_right) for key, p in (("raw", words.raw), ("calibrated", words.saved))}
     result = {
-        "model": name, "folder": portable_path(model.source()), "treebank": model.code, "test": portable_path(test),
+        "model": name, "folder": portable_path(model.folder), "treebank": model.code, "test": portable_path(test),
         "calibration": parser.calibration.to_dict(), **words.report(),
         "reliability": {key: {f: [None if x != x else round(float(x), 6) for x in getattr(r, f)] for f in ("counts", "confidence", "accuracy")}
                         for key, r in bins.items()},

@@ -120,10 +120,10 @@ def score_model(name: str, tokenizer_folder: Path | None, variants: Path, seed: 
     line = read_catalogue()[1][name]
     code = str(line.code)
     files = write_variants(getattr(DATASETS[code], split), code.split("_")[0], variants / code, seed, split)
-    model = load_model(line.source())
+    model = load_model(line.folder)
     parse, options = model_parser(model, line.model_treebank)
-    tokenizer = load_tokenizer(tokenizer_folder) if tokenizer_folder else tokenizer_for(line.source(), options.treebank)
-    result: dict[str, Any] = {"treebank": code, "split": split, "model": portable_path(line.source()),
+    tokenizer = load_tokenizer(tokenizer_folder) if tokenizer_folder else tokenizer_for(line.folder, options.treebank)
+    result: dict[str, Any] = {"treebank": code, "split": split, "model": portable_path(line.folder),
                               "tokenizer": portable_path(tokenizer_folder) if tokenizer_folder else "the model's"}
     for variant, gold in files.items():
         started = time.perf_counter()

@@ -31,15 +31,6 @@ def base_status(alias: str) -> str:
     return "builds on first use" if base.problem() is None else "missing: make models"
 
 
-def origin(model: ShippedModel) -> str:
-    """Where a model is read from (``ShippedModel.origin``), and whether its installed distribution differs from the
-    source checkout's folder beside it (``make models`` installs that one again)."""
-    from spandep.storage.packaging import up_to_date
-
-    stale = model.packaged and (model.source() / "config.json").is_file() and not up_to_date(model)
-    return model.origin() + (" (not the checkout's: make models)" if stale else "")
-
-
 def model_row(model: ShippedModel, default: str) -> dict[str, Any]:
     """One model's line of the listing (``--json``); figures are ``None`` where the card has none."""
     card = model.card()
@@ -47,7 +38,7 @@ def model_row(model: ShippedModel, default: str) -> dict[str, Any]:
     base = model.base()
     return {
         "name": model.name, "default": model.name == default, "language": model.language, "treebank": model.treebank,
-        "note": model.note, "folder": str(model.folder), "from": origin(model), "package": model.package(),
+        "note": model.note, "folder": str(model.folder), "from": model.origin(), "package": model.package(),
         "size_mb": round(model.size() / 1e6, 1),
         "base": base, "base_status": base_status(base),
         "test_treebank": test.get("treebank"), "UAS": test.get("UAS_nopunct"), "LAS": test.get("LAS_nopunct"),

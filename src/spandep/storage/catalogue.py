@@ -12,11 +12,12 @@ and the measured accuracy and speed from ``card.json`` (written from a benchmark
 ``benchmarks/scripts/model_card.py``, never by hand; no card: no figures). A line whose folder is not installed is
 not offered. Adding a shipped model is one folder plus one line (docs/design.md).
 
-Where a line's folder is (:func:`locate`): in its installed model distribution first (``spandep-model-<folder>``,
-importable as ``spandep_model_<folder>``, the folder inside it; ``spandep package-models`` builds them, ``make
-models`` installs them), else among spandep's own resources. The core wheel holds only the models of
-``CORE_LANGUAGE`` (pyproject.toml's package-data names their folders); every other folder ships in its own
-distribution, and in a source checkout (an editable install) is read where it lies.
+Where a line's folder is (:func:`locate`): among spandep's own resources when it is there (the core wheel's English
+models; every folder in a source checkout, an editable install, so what the checkout holds is what it parses with),
+else in its installed model distribution (``spandep-model-<folder>``, importable as ``spandep_model_<folder>``, the
+folder inside it; ``spandep package-models`` builds them, ``make models`` installs them). The core wheel holds only
+the models of ``CORE_LANGUAGE`` (pyproject.toml's package-data names their folders); every other folder ships in
+its own distribution.
 """
 
 from __future__ import annotations
@@ -52,9 +53,12 @@ def module_of(folder: str) -> str:
 
 
 def locate(folder: str) -> tuple[Path, bool]:
-    """Where a catalogue line's ``folder`` is, and whether in its installed model distribution: there (its import
-    package's subfolder of the same name) when that holds a model, else under ``resources/`` (the core wheel, a source
-    checkout), whether or not it is there."""
+    """Where a catalogue line's ``folder`` is, and whether in its installed model distribution: under ``resources/``
+    when a model is there (the core wheel, a source checkout), else in that distribution (its import package's
+    subfolder of the same name) when it holds one, else under ``resources/`` (not installed)."""
+    local = (CATALOGUE_FILE.parent / folder).resolve()
+    if (local / "config.json").is_file():
+        return local, False
     try:
         spec = importlib.util.find_spec(module_of(folder))
     except (ImportError, ValueError):  # a folder name that is no module name
@@ -63,7 +67,7 @@ def locate(folder: str) -> tuple[Path, bool]:
         packaged = Path(root) / Path(folder).name
         if (packaged / "config.json").is_file():
             return packaged.resolve(), True
-    return (CATALOGUE_FILE.parent / folder).resolve(), False
+    return local, False
 
 
 def card_file(treebank: str | None = None) -> str:
