@@ -4,8 +4,8 @@ The core wheel ships the models of ``catalogue.CORE_LANGUAGE`` only; every other
 spandep's own resources (a source checkout) into a wheel of its own, ``spandep-model-<folder>`` (import package
 ``spandep_model_<folder>``, the folder inside it as package data), of spandep's version and depending on that
 spandep: a generated ``pyproject.toml`` in a temporary folder, built by setuptools (``BACKEND``: it writes wheels
-itself, no ``wheel`` package) through ``pip wheel --no-deps --no-build-isolation --no-index`` (offline). ``make models`` installs them; the catalogue finds them first
-(``catalogue.locate``). A distribution installed already whose files are the source folder's (by the SHA-256 of its
+itself, no ``wheel`` package) through ``pip wheel --no-deps --no-build-isolation --no-index`` (offline). ``make models`` installs them; the catalogue reads
+them where its resources lack the folder (``catalogue.locate``). A distribution installed already whose files are the source folder's (by the SHA-256 of its
 ``RECORD``) and whose version is spandep's is up to date (``--changed`` builds only the others).
 """
 
