@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,10 @@ from spandep.data.trees import is_projective, tree_problems
 from spandep.encoders.transformer import TransformerEncoder
 from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.span import inference as span_inference
-from spandep.models.span.candidates import candidate_queries, retrieve_parents, structural_link
+from hypothesis import given
+from hypothesis import strategies as st
+
+from spandep.models.span.candidates import candidate_queries, prune_spans, retrieve_parents, structural_link
 from spandep.models.layers import evaluating
 from spandep.models.span.labels import LabelStates, LabelTable, read_labels
 from spandep.models.span.parser import SpanParser
@@ -104,6 +108,23 @@ def test_retrieval_is_the_exact_argmax_parent(parts: SpanParser) -> None:
         assert found[q] == expected, (spans[q], found[q], expected)
 
 
+scores = st.floats(min_value=-30, max_value=0, allow_nan=False)
+word_span_lists = st.lists(st.lists(st.tuples(st.integers(1, 9), st.integers(1, 9), scores), min_size=1, max_size=6).map(
+    lambda spans: sorted(spans, key=lambda span: -span[2])), max_size=8)  # each word's spans best first, as topk_spans
+
+
+@given(word_span_lists, st.floats(min_value=0, max_value=1))
+def test_prune_spans_keeps_each_best_and_the_spans_above_the_share(word_spans, share) -> None:
+    pruned = prune_spans(word_spans, share)
+    assert len(pruned) == len(word_spans)
+    for spans, kept in zip(word_spans, pruned):
+        floor = spans[0][2] + np.log(share) if share > 0 else -np.inf
+        assert kept == [span for j, span in enumerate(spans) if j == 0 or span[2] >= floor]  # in order, best kept
+    assert prune_spans(word_spans, 0.0) == [list(spans) for spans in word_spans]
+    more = prune_spans(word_spans, min(1.0, share * 2))
+    assert all(set(a) <= set(b) for a, b in zip(more, pruned))  # a larger share keeps fewer
+
+
 # ----------------------------------------------------------------------------------------- SpanInference.parse
 @pytest.mark.parametrize("decoder", ["projective", "mst"])
 @pytest.mark.parametrize("retrieval", [False, True])
@@ -125,6 +146,22 @@ def test_parse_gives_one_valid_tree_per_sentence(parts: SpanParser, decoder: str
     assert stats.too_long == len(sentences) - len(fitting)
     base = sum(1 + sum(min(2, i * (len(s) - i + 1)) for i in range(1, len(s) + 1)) for s in fitting)
     assert stats.queries == base + stats.retrieved_spans  # topk spans of distinct words never coincide
+
+
+def test_prune_asks_fewer_queries_and_one_at_share_one(parts: SpanParser) -> None:
+    sentences = short_sentences()
+    parts = copy.deepcopy(parts)
+    torch.manual_seed(5)
+    for weight in parts.proposal.parameters():  # a random parser's proposal is uniform: every span ties
+        torch.nn.init.normal_(weight, std=0.5)
+    runs = {share: parse_spans(parts, sentences, k=3, retrieval=False, prune=share) for share in (0.0, 0.2, 1.0)}
+    for results, _ in runs.values():
+        check_output(parts, sentences, results)
+    queries = [stats.queries for _, stats in runs.values()]
+    assert queries[0] >= queries[1] >= queries[2] and queries[0] > queries[2]
+    fitting = [s for s in sentences if parts.linker.queries.fits(parts.linker.queries.sentence_pieces(s.forms))]
+    assert queries[2] == sum(1 + len(s) for s in fitting)  # ROOT's query and each word's best span (no ties here)
+    assert parts.settings(InferenceOptions()).prune == 0.0  # the default keeps all k
 
 
 def test_dp_trees_are_projective_unless_counted(parts: SpanParser) -> None:

@@ -5,7 +5,8 @@ A variant is a way to load or run the model: ``float`` (as shipped: adapters mer
 encoder's linear layers dynamically quantised, one scale per tensor: ``load_model(int8=True)``), ``int8-channel``
 (the same with one scale per output row), ``int8-square`` (only the layers as wide out as in: the attention's
 projections, not the feed-forward layers), ``unmerged`` (an adapter kept beside its base weights), ``btN`` (float,
-``batch_tokens`` N). Each round parses ``--speed`` once per variant and thread count, in turn, after a warm-up of
+``batch_tokens`` N), ``pruneX`` (float, the span setting ``prune`` X: a word's spans after its best kept only at X of
+its probability or more; ``prune0``: all k, whatever the model saved). Each round parses ``--speed`` once per variant and thread count, in turn, after a warm-up of
 each, timed in process CPU seconds (as ``checkout_speed.sh``: other jobs on this shared machine barely change it);
 words/s is the median over rounds. Then each variant parses ``--dev`` with the columns its heads fill blanked
 (gold tokens) and is scored: UAS/LAS (no punctuation) and the heads' columns, and the share of words whose head,
@@ -62,6 +63,8 @@ def variant(folder: str, name: str) -> tuple[Parser, InferenceOptions]:
     """The model loaded as variant ``name`` (see the module docstring) and its options."""
     if name.startswith("bt"):
         return load_model(folder), InferenceOptions(batch_tokens=int(name[2:]))
+    if name.startswith("prune"):
+        return load_model(folder), InferenceOptions(prune=float(name[len("prune"):]))
     loaders = {
         "float": lambda: load_model(folder),
         "int8": lambda: load_model(folder, int8=True),

@@ -44,6 +44,7 @@ LIMITS: dict[str, Limit] = {
         Limit("k", Range(1, 64), "span models: spans proposed per word (memory and time grow with k per word)"),
         Limit("lam", Range(0, 1000, integer=False), "span models: weight of link scores against span scores"),
         Limit("arc_weight", Range(0, 1000, integer=False), "span models: weight of the word head's arc scores"),
+        Limit("prune", Range(0, 1, integer=False), "span models: a word's proposed spans after its best are kept only at this share of its probability or more (0: all k)"),
         Limit("batch_tokens", Range(1, 50_000), "padded words per model batch (memory grows with it)"),
         # input read from a file, standard input or a request
         Limit("line_chars", Range(1, 1_000_000), "characters in one line of any text input; a longer line is an error after reading that many"),

@@ -43,7 +43,9 @@ class InferenceOptions:
     """How to parse. ``decoder``: ``mst`` | ``projective``. Span models: ``k`` spans proposed per word, ``lam``
     the weight of link scores against span scores, ``retrieval`` (each query's best parent span becomes a
     candidate), ``mutual`` (add the child-side link score), ``arc_weight`` (weight of the word-level head's arc
-    log-probabilities in the link scores) and ``label_source`` (``linker`` | ``word``). ``batch_tokens``: padded
+    log-probabilities in the link scores), ``label_source`` (``linker`` | ``word``) and ``prune`` (a word's proposed
+    spans after its best are kept only where their probability is at least this share of the best's: fewer MRC
+    queries; 0 keeps all ``k``). ``batch_tokens``: padded
     tokens per batch (lower it if memory runs out). ``treebank``: which of a multi-treebank model's treebanks to
     parse as (its embedding, its labels and classes; docs/design.md, "Several treebanks"); like ``batch_tokens`` it
     is a choice of the run, never a saved model setting. ``enhanced``: write each parsed sentence's enhanced graph
@@ -58,6 +60,7 @@ class InferenceOptions:
     mutual: bool | None = None
     arc_weight: float | None = None
     label_source: str | None = None
+    prune: float | None = None
     batch_tokens: int = DEFAULT_BATCH_TOKENS
     treebank: str | None = None
     enhanced: bool = False
@@ -72,6 +75,7 @@ class InferenceOptions:
             "mutual": lambda v: _check_bool("mutual", v),
             "arc_weight": lambda v: _check_limit("arc_weight", v),
             "label_source": lambda v: _check_choice("label_source", v, LABEL_SOURCES),
+            "prune": lambda v: _check_limit("prune", v),
             "keep": lambda v: _check_choice("keep", v, KEEP_CHOICES),
         }
         for name, check in checks.items():

@@ -10,6 +10,7 @@ of sentences into runs of bounded size.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,7 +20,9 @@ from spandep.decoding.constraints import Fixed
 from spandep.decoding.spans import SpanCandidates
 from spandep.masking import NEG_INF
 
-__all__ = ["WordSpans", "candidate_queries", "groups", "link_head_scores", "retrieve_parents", "spans_for_given", "structural_link"]
+__all__ = [
+    "WordSpans", "candidate_queries", "groups", "link_head_scores", "prune_spans", "retrieve_parents", "spans_for_given", "structural_link",
+]
 
 WordSpans = Sequence[Sequence[tuple[int, int, float]]]  # per word 1..n: (start, end, score) tuples
 
@@ -37,6 +40,16 @@ def candidate_queries(
         raise ValueError(f"{len(word_spans)} span lists for {n} words")
     rows = [(w, s, e, score) for w, spans in enumerate(word_spans, start=1) for s, e, score in spans]
     return SpanCandidates.from_lists(n, rows + list(extra))
+
+
+def prune_spans(word_spans: WordSpans, share: float) -> list[list[tuple[int, int, float]]]:
+    """Each word's spans (best first, scores are log-probabilities) without those after its best whose probability
+    is below ``share`` of the best's: ``score < best + log(share)``. ``share`` 0 keeps every span; 1 keeps the best
+    (and spans tied with it)."""
+    if share <= 0:
+        return [list(spans) for spans in word_spans]
+    floor = math.log(share)
+    return [[span for j, span in enumerate(spans) if j == 0 or span[2] >= spans[0][2] + floor] for spans in word_spans]
 
 
 def spans_for_given(word_spans: WordSpans, start_lp: np.ndarray, end_lp: np.ndarray, fixed: Fixed) -> list[list[tuple[int, int, float]]]:

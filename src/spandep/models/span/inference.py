@@ -47,7 +47,7 @@ from spandep.masking import NEG_INF
 from spandep.models.base import Parse, fallback_labels, given_constraints
 from spandep.models.biaffine import BiaffineScorer
 from spandep.models.confidence import ArcScores
-from spandep.models.span.candidates import candidate_queries, groups, link_head_scores, retrieve_parents, spans_for_given
+from spandep.models.span.candidates import candidate_queries, groups, link_head_scores, prune_spans, retrieve_parents, spans_for_given
 from spandep.models.span.labels import LabelStates, LabelTable, LinkLabels, read_labels
 from spandep.models.span.linking import LinkScorer, link_from_tables
 from spandep.models.span.proposal import SpanProposal, topk_spans
@@ -183,8 +183,8 @@ class SpanInference:
     # ----------------------------------------------------------------------------------------- stage 1: propose
     def propose(self, sentences: Sequence[Sentence]) -> dict[int, Proposed]:
         """Encoder, span proposal, output heads, word scorer and the linker's state of every non-empty sentence (by
-        index), with ``k`` spans per word."""
-        parts, k = self.parts, int(self.options.k or 1)
+        index), with ``k`` spans per word (those ``prune`` keeps)."""
+        parts, k, share = self.parts, int(self.options.k or 1), float(self.options.prune or 0.0)
         proposed: dict[int, Proposed] = {}
         for idx, word_mask, x, columns in parts.encode(sentences, self.options):
             s_start, s_end = parts.proposal(x, word_mask)  # (batch, 1 + n, 1 + n) each
@@ -203,7 +203,8 @@ class SpanInference:
                 if word_arc is not None:
                     words = WordScores(word_arc[row, :m, :m], rel_dep[row, :m], rel_head[row, :m], parts.word_scorer, self.allowed)  # type: ignore[arg-type]
                 state = parts.linker.prepare(sentences[i].forms, sentences[i].upos, x[row, :m])
-                proposed[i] = Proposed(m - 1, start_np[row, :m, :m], end_np[row, :m, :m], spans[row], columns[row], words, state)
+                word_spans = prune_spans(spans[row], share) if share > 0 else spans[row]
+                proposed[i] = Proposed(m - 1, start_np[row, :m, :m], end_np[row, :m, :m], word_spans, columns[row], words, state)
         return proposed
 
     # ----------------------------------------------------------------------------------------- stage 2: link
