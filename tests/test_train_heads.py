@@ -127,3 +127,31 @@ def test_rebuilt_heads_read_characters_and_context(compact_span: Path, tmp_path:
             right[name] += sum(p == g for p, g in zip(parse.columns[name], gold))
     words = sum(len(s) for s in dev)
     assert {n: round(100.0 * r / words, 2) for n, r in right.items()} == record["dev_after"]
+
+
+def test_int8_stores_every_big_head_matrix_and_scores_it_so(compact_span: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--int8``: a compact folder whose heads are float16 comes out with every head matrix of ``MIN_ELEMENTS``
+    values or more in int8 (listed in ``compact.int8``), the input's own heads too (epoch 0 is scored as so stored),
+    and the saved folder parses as it was scored."""
+    import spandep.training.heads as heads_module
+
+    half = tmp_path / "half"
+    save_model(load_model(compact_span), half, compact=True)  # heads in float16
+    assert not any(k.startswith("heads.") for k in json.loads((half / "config.json").read_text(encoding="utf-8"))["compact"].get("int8", []))
+    monkeypatch.setattr(heads_module, "MIN_ELEMENTS", 64)  # the tiny heads' matrices count as big
+    record = run(half, tmp_path / "run", epochs=1, int8=True)
+    new = tmp_path / "run" / "model"
+    stored, listed = load_file(str(new / "model.safetensors")), set(json.loads((new / "config.json").read_text(encoding="utf-8"))["compact"]["int8"])
+    big = [k for k, v in stored.items() if k.startswith("heads.") and v.dim() >= 2 and v.numel() >= 64]
+    assert big and all(stored[k].dtype == torch.int8 and k in listed for k in big)
+    model = load_model(new)
+    dev = read_treebank(str(DEV), "conllu")
+    parses = model.parse(dev, InferenceOptions())
+    words = sum(len(s) for s in dev)
+    for name in record["dev_after"]:
+        right = sum(p == getattr(w, model.heads[name].column) for s, q in zip(dev, parses) for w, p in zip(s.words, q.columns[name]))
+        assert round(100.0 * right / words, 2) == record["dev_after"][name]
+    with pytest.raises(OptionError, match="--int8"):
+        full = tmp_path / "full"
+        save_model(load_model(compact_span), full, compact=False)
+        run(full, tmp_path / "o", int8=True)

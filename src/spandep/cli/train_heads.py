@@ -23,6 +23,10 @@ def train_heads(
     batch_words: int = typer.Option(2000, help="Padded words per batch."),
     seed: int = typer.Option(1, help="Random seed."),
     threads: int = typer.Option(1, help="Torch CPU threads (0: torch's default)."),
+    int8: bool = typer.Option(
+        False, "--int8", help="Store every head matrix of 65,536 values or more in int8 (per-row scales), the input's heads "
+        "included (epoch 0 is scored so): a smaller folder; each epoch is scored as stored.",
+    ),
     set_: list[str] = typer.Option(
         [], "--set", metavar="HEAD.KEY=VALUE",
         help="Build head HEAD anew with this setting over the input's (e.g. feats.chars=128, feats.context=192); repeatable. "
@@ -42,7 +46,7 @@ def train_heads(
         )
         check_input(train, stdin=False)
         check_input(dev, stdin=False)
-        settings = HeadsSettings(str(model), str(train), str(dev), str(output), epochs, lr, batch_words, seed, threads, head_changes(set_))
+        settings = HeadsSettings(str(model), str(train), str(dev), str(output), epochs, lr, batch_words, seed, threads, head_changes(set_), int8)
         record = HeadsTrainer(settings, resolve_model_dir(model)).run()
         chosen = ", ".join(f"{name} {epoch}" for name, epoch in record["chosen_epochs"].items())
         before, after = record["dev_before"], record["dev_after"]

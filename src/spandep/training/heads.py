@@ -47,7 +47,7 @@ from spandep.errors import ModelError, OptionError
 from spandep.models import Parser
 from spandep.models.heads import HEADS, IGNORE
 from spandep.options import InferenceOptions
-from spandep.storage.int8 import ALL_MIN_ELEMENTS, SCALE_SUFFIX, dequantize, quantize
+from spandep.storage.int8 import ALL_MIN_ELEMENTS, MIN_ELEMENTS, SCALE_SUFFIX, dequantize, quantize
 from spandep.storage.model_io import FORMAT_VERSION, load_model, read_model_config
 from spandep.training.checkpoint import changed_settings, load_checkpoint, run_lock, save_checkpoint
 from spandep.training.trainer import read_treebank, seed_everything
@@ -70,6 +70,7 @@ class HeadsSettings:
     seed: int = 1
     threads: int = 0
     rebuild: dict[str, dict[str, Any]] = field(default_factory=dict)
+    int8: bool = False  # every head matrix of MIN_ELEMENTS values or more stored in int8, the input's own included
 
     def table(self) -> dict[str, dict[str, Any]]:
         """The settings as ``checkpoint.changed_settings`` compares them (``epochs``, ``threads``, ``output`` may
@@ -113,16 +114,19 @@ class VectorCache:
         return x, mask
 
 
-def stored_form(state: dict[str, torch.Tensor], compact: dict[str, Any] | None) -> dict[str, torch.Tensor]:
+def stored_form(state: dict[str, torch.Tensor], compact: dict[str, Any] | None, int8: bool = False) -> dict[str, torch.Tensor]:
     """The heads' tensors as the input model stores its own: float16 in a compact folder, int8 (with scales) for
     the names it keeps in int8 (``storage.int8``) and, where it keeps its heads' matrices so, for every head matrix
-    of ``ALL_MIN_ELEMENTS`` values or more (a rebuilt head's new ones too), float32 otherwise."""
+    of ``ALL_MIN_ELEMENTS`` values or more (a rebuilt head's new ones too), float32 otherwise. ``int8`` (a compact
+    folder): every head matrix of ``MIN_ELEMENTS`` values or more in int8 as well."""
     if not compact:
         return {k: v.detach().cpu().contiguous() for k, v in state.items()}
     half = {k: (v.detach().cpu().half() if v.is_floating_point() else v.detach().cpu()).contiguous() for k, v in state.items()}
     listed = set(compact.get("int8", ()))
     if any(n.startswith(PREFIX) for n in listed):
         listed |= {n for n, v in half.items() if v.numel() >= ALL_MIN_ELEMENTS}
+    if int8:
+        listed |= {n for n, v in half.items() if v.numel() >= MIN_ELEMENTS}
     return quantize(half, listed & set(half), min_elements=0)[0]
 
 
@@ -157,6 +161,8 @@ class HeadsTrainer:
             self.stored = {k: fh.get_tensor(k) for k in fh.keys()}
             self.metadata = fh.metadata() or {}
         self.compact = self.config.get("compact")
+        if settings.int8 and not self.compact:
+            raise OptionError(f"--int8: {self.folder} is a full folder; its heads are stored in int8 only in a compact one (spandep export)")
         self.train = read_treebank(settings.train, "conllu")
         self.dev = read_treebank(settings.dev, "conllu")
         for p in self.model.parameters():
@@ -206,9 +212,13 @@ class HeadsTrainer:
             return self._finish(state, best)
 
     def _start(self, best: dict[str, torch.Tensor]) -> dict[str, Any]:
-        """Epoch 0: the input's weights, scored on dev; each head's best so far."""
+        """Epoch 0: the input's weights (with ``int8``, as this run stores them), scored on dev; each head's best so far."""
+        stored = self.stored
+        if self.settings.int8:
+            stored = stored_form({PREFIX + k: v for k, v in self.model.heads.state_dict().items()}, self.compact, int8=True)
+            self._load_heads(stored)
         scores = self.dev_scores()
-        best.update({k: v for k, v in self.stored.items() if k.startswith(PREFIX)})
+        best.update({k: v for k, v in stored.items() if k.startswith(PREFIX)})
         self._log(f"epoch 0 (input) {self._figures(scores)}")
         return {"step": 0, "epoch": 0, "best": {name: {"epoch": 0, "score": s} for name, s in scores.items()}, "history": [{"epoch": 0, **scores}]}
 
@@ -227,7 +237,7 @@ class HeadsTrainer:
             state["step"] += 1
         state["epoch"] += 1
         trained = {k: v.clone() for k, v in self.model.heads.state_dict().items()}
-        stored = stored_form({PREFIX + k: v for k, v in trained.items()}, self.compact)
+        stored = stored_form({PREFIX + k: v for k, v in trained.items()}, self.compact, self.settings.int8)
         self._load_heads(stored)
         scores = self.dev_scores()
         chosen = []
