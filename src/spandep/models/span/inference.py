@@ -203,8 +203,7 @@ class SpanInference:
                 if word_arc is not None:
                     words = WordScores(word_arc[row, :m, :m], rel_dep[row, :m], rel_head[row, :m], parts.word_scorer, self.allowed)  # type: ignore[arg-type]
                 state = parts.linker.prepare(sentences[i].forms, sentences[i].upos, x[row, :m])
-                word_spans = prune_spans(spans[row], share) if share > 0 else spans[row]
-                proposed[i] = Proposed(m - 1, start_np[row, :m, :m], end_np[row, :m, :m], word_spans, columns[row], words, state)
+                proposed[i] = Proposed(m - 1, start_np[row, :m, :m], end_np[row, :m, :m], prune_spans(spans[row], share), columns[row], words, state)
         return proposed
 
     # ----------------------------------------------------------------------------------------- stage 2: link
