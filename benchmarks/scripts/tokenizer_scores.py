@@ -16,7 +16,8 @@ the text (:func:`spandep.tokenization.corpus.lossless_problems`; empty: nothing)
 wall-clock time on the whole text with one torch thread, after one warm-up run, as gold sentences and characters
 per second and as milliseconds per 1,000 characters.
 
-Treebanks: the suite's (``benchmarks.suite.systems.DATASETS``) and :data:`SCRIPTS_WITHOUT_SPACES` (issue 47):
+Treebanks: the suite's (``benchmarks.suite.systems.DATASETS``), the multilingual pool's (:func:`pool_treebanks`)
+and :data:`SCRIPTS_WITHOUT_SPACES` (issue 47):
 ``zh_gsd`` is the UD 2.17 dev and test of the zh_gsd_v1 sentences (full-width punctuation; a tokenizer for it is
 trained on zh_gsd_v1 train), ``ja_gsd_v1`` the UD 1.4 Japanese GSD (its own word units, about a bunsetsu, not
 UD 2's short units), ``ja_gsd`` the UD 2.18 dev and test (short units: a tokenizer trained on ja_gsd_v1 does not
@@ -67,12 +68,31 @@ SCRIPTS_WITHOUT_SPACES = {
     "vi_vtb": _xz("vi_vtb", "vi_vtb-ud"),
     "th_tud": _xz("th_tud", "th_tud-ud"),
 }
-TREEBANKS = {**DATASETS, **SCRIPTS_WITHOUT_SPACES}
+POOL = Path(os.environ.get("SPANDEP_POOL", REPO / "runs" / "pool"))
+POOL_MANIFEST = REPO / "benchmarks" / "results" / "multilingual_pool.json"
+
+
+def pool_treebanks(manifest: Path = POOL_MANIFEST, pool: Path = POOL) -> dict[str, Dataset]:
+    """The multilingual pool's treebanks (issue 46; ``benchmarks/scripts/multilingual_pool.py`` writes the pool
+    folder, ``$SPANDEP_POOL`` or ``runs/pool``): train and dev as the pool wrote them (a dev-only language's train
+    is its pooled dev less the held-out part, its dev that part), test as released in the data folder."""
+    if not manifest.is_file():
+        return {}
+    entries = json.loads(manifest.read_text(encoding="utf-8"))["treebanks"]
+    return {
+        name: Dataset(pool / name / "train.conllu", pool / name / "dev.conllu", DATA / Path(e["sources"]["test"]).relative_to("../shared/data"))
+        for name, e in entries.items()
+    }
+
+
+TREEBANKS = {**pool_treebanks(), **DATASETS, **SCRIPTS_WITHOUT_SPACES}
 
 
 def split_file(data: Path, treebank: str, split: str) -> Path:
-    """The CoNLL-U file of ``split`` of ``treebank`` under the data folder ``data``."""
-    return data / getattr(TREEBANKS[treebank], split).relative_to(DATA)
+    """The CoNLL-U file of ``split`` of ``treebank``: under the data folder ``data`` where it is a released file,
+    else the pool's."""
+    path = getattr(TREEBANKS[treebank], split)
+    return data / path.relative_to(DATA) if path.is_relative_to(DATA) else path
 
 
 def system_conllu(sentences: list[Sentence]) -> str:
