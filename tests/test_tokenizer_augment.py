@@ -14,7 +14,8 @@ from spandep.cli.main import app
 from spandep.tokenization.corpus import GoldParagraph
 from spandep.tokenization.text import TokenSpan
 from spandep.tokenization.variants import Layout, augment, joined, training_paragraphs, typeset
-from spandep.training.tokenizer import _targets
+from spandep.tokenization.model import CharVocab
+from spandep.training.tokenizer import _Data, _targets
 
 FORMS = ["don't", "'", '"', "-", "--", "...", "x...y", "Straße", "l'", "1 000", "«", "»", ":", "?", "!", "(", ")",
          "word", "Ünï", "ǆ", "ŉ", "15", ",", ".", "''", "'s", "du", "ﬁn"]
@@ -65,54 +66,19 @@ def test_augmented_paragraphs_keep_their_targets_aligned(paragraph, seed):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(paragraphs(), min_size=1, max_size=4), st.integers(0, 1000), st.integers(1, 50))
-def test_training_paragraphs_are_the_same_sentences_and_seeded(paras, seed, epoch):
-    out = training_paragraphs(paras, 0.7, seed, epoch)
-    assert out == training_paragraphs(paras, 0.7, seed, epoch)
-    assert [len(s) for p in out for s in p.sentences] == [len(s) for p in paras for s in p.sentences]
-    for p in out:
-        check_aligned(p, p)
-    assert training_paragraphs(paras, 0.0, seed, epoch) == paras
-
-
-def test_a_seed_gives_the_same_variants_and_another_seed_others():
-    paragraph = GoldParagraph('He said "don\'t" ... - ok', [])
-    words = ["He", "said", '"', "don't", '"', "...", "-", "ok"]
-    spans, pos = [], 0
-    for w in words:
-        pos = paragraph.text.index(w, pos)
-        spans.append(TokenSpan(pos, pos + len(w)))
-        pos += len(w)
-    paragraph.sentences = [spans]
-    draws = [training_paragraphs([paragraph] * 20, 1.0, seed, 1) for seed in (1, 1, 2)]
-    assert draws[0] == draws[1] and draws[0] != draws[2]
-    assert training_paragraphs([paragraph] * 20, 1.0, 1, 2) != draws[0]  # another epoch, other variants
-
-
-def test_a_shorter_form_moves_every_boundary_after_it():
-    text = 'Wait... "no" - she said.'
-    forms = ["Wait", "...", '"', "no", '"', "-", "she", "said", "."]
-    spans, pos = [], 0
-    for form in forms:
-        pos = text.index(form, pos)
-        spans.append(TokenSpan(pos, pos + len(form)))
-        pos += len(form)
-    typed = typeset(GoldParagraph(text, [spans[:5], spans[5:]]), "en", 1, nbsp=0.0)
-    assert typed.text == "Wait… “no” – she said."
-    assert [typed.text[t.start : t.end] for s in typed.sentences for t in s] == ["Wait", "…", "“", "no", "”", "–", "she", "said", "."]
-    assert [(s[0].start, s[-1].end) for s in typed.sentences] == [(0, 10), (11, 22)]
-    french = typeset(GoldParagraph(text, [spans[:5], spans[5:]]), "fr", 1, nbsp=0.0)
-    assert french.text == "Wait… «no» – she said."
-
-
-def test_joined_paragraphs_are_one_without_a_break():
-    a = GoldParagraph("Hi .", [[TokenSpan(0, 2), TokenSpan(3, 4)]])
-    b = GoldParagraph("Yes", [[TokenSpan(0, 3)]])
-    both = joined(a, b)
-    assert both.text == "Hi . Yes" and both.sentences[1] == [TokenSpan(5, 8)]
-
-
-def test_cli_augment_is_bounded(tmp_path):
-    result = CliRunner().invoke(app, ["train-tokenizer", "x.conllu", "--dev", "y.conllu", "-o", str(tmp_path), "--augment", "1.5"])
-    assert result.exit_code == 2
-    assert result.output.strip().splitlines() == ["spandep: error: --augment must be a finite number in [0, 1], not 1.5"]
+@given(st.lists(paragraphs(), min_size=1, max_size=4), st.integers(1, 8), st.integers(0, 40), st.integers(1, 30))
+def test_an_epoch_makes_its_least_batches_of_whole_passes(paras, batch_size, min_batches, window):
+    """``min_batches`` 0 is one pass: each paragraph cut once into adjacent pieces; with more, whole passes (new
+    offsets) are added only until the epoch has ``min_batches`` batches, the first pass the same as without."""
+    data = _Data(paras, CharVocab.build((p.text for p in paras), 1), window)
+    once = [piece for batch in data.batches(3, 1, batch_size) for piece in batch]
+    for k, p in enumerate(paras):
+        spans = sorted((a, b) for j, a, b in once if j == k)
+        assert [a for a, _ in spans] == [0, *(b for _, b in spans[:-1])] and spans[-1][1] == len(p.text)
+    batches = data.batches(3, 1, batch_size, min_batches)
+    pieces = [piece for batch in batches for piece in batch]
+    assert all(0 < len(batch) <= batch_size for batch in batches) and len(batches) >= min_batches
+    passes, rest = divmod(sum(b - a for _, a, b in pieces), sum(len(p.text) for p in paras))
+    assert rest == 0 and passes >= 1  # whole passes only
+    if min_batches * batch_size <= len(once):
+        assert sorted(pieces) == sorted(once)

@@ -6,7 +6,8 @@
 # read from the pool folder that benchmarks/scripts/multilingual_pool.py writes ($SPANDEP_POOL, default runs/pool: a
 # dev-only language learns from its pooled dev less the held-out part, which is its dev) and trained for at most 30
 # epochs with patience 10 (a CPU budget for some eighty treebanks: EWT's dev Words F1 at epoch 30 was 0.06 below its best,
-# at 66); scripts without spaces between words (zh, ja, th, vi) also get the word lexicon (docs/tokenizer.md).
+# at 66), each epoch at least 50 batches (a treebank of a few thousand words makes one or two batches a pass); scripts
+# without spaces between words (zh, ja, th, vi) also get the word lexicon (docs/tokenizer.md).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DATA=${SPANDEP_DATA:-../shared/data}
@@ -24,7 +25,7 @@ for name in "${treebanks[@]}"; do
   if [ -n "${STEM[$name]:-}" ]; then
     train=$DATA/$name/${STEM[$name]}-train.conllu dev=$DATA/$name/${STEM[$name]}-dev.conllu
   else
-    train=$POOL/$name/train.conllu dev=$POOL/$name/dev.conllu extra=(--epochs 30 --patience 10)
+    train=$POOL/$name/train.conllu dev=$POOL/$name/dev.conllu extra=(--epochs 30 --patience 10 --min-batches 50)
     case $name in zh_*|ja_*|th_*|vi_*) extra+=(--lexicon-lengths 8) ;; esac
   fi
   if [ "$name" = ru_taiga ]; then  # its dev split is all Instagram, a genre train and test lack: tune on dev + 1/10 of train

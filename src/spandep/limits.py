@@ -66,6 +66,7 @@ LIMITS: dict[str, Limit] = {
         Limit("tokenizer_layers", Range(1, 16), "spandep train-tokenizer --layers"),
         Limit("tokenizer_window", Range(1, 100_000), "spandep train-tokenizer --window: characters per training piece"),
         Limit("tokenizer_batch", Range(1, 100_000), "spandep train-tokenizer --batch-size: pieces per batch"),
+        Limit("tokenizer_min_batches", Range(0, 10_000), "spandep train-tokenizer --min-batches: batches an epoch makes at least (0: one pass)"),
         Limit("tokenizer_lr", Range(0, 10, integer=False, open_low=True), "spandep train-tokenizer --lr"),
         Limit("heads_lr", Range(0, 10, integer=False, open_low=True), "spandep train-heads --lr"),
         Limit("head_setting", Range(0, 4096, integer=False), "spandep train-heads --set HEAD.KEY=VALUE: a head's dimension, weight or dropout"),

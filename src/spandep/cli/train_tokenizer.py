@@ -27,6 +27,7 @@ def train_tokenizer(
     dropout: float = typer.Option(0.2, help="Dropout on embeddings, between and after the LSTM layers."),
     window: int = typer.Option(256, help="Training pieces: characters."),
     batch_size: int = typer.Option(32, help="Pieces per batch."),
+    min_batches: int = typer.Option(0, help="An epoch passes over the training text again, from new random offsets, until it has at least this many batches (0: one pass; for small treebanks)."),
     lr: float = typer.Option(2e-3, help="Adam learning rate."),
     lr_decay_patience: int = typer.Option(0, help="Halve the learning rate after this many epochs without a better dev score (0: never)."),
     augment: float = typer.Option(0.3, help="Share of training sentences rewritten each epoch into typographic and casing variants (curly quotes, dashes, no-break spaces, capitals), some paragraphs joined; 0: none."),
@@ -45,7 +46,7 @@ def train_tokenizer(
             ("--epochs", epochs, bound("epochs")), ("--patience", patience, bound("epochs")),
             ("--embedding", embedding, bound("tokenizer_size")), ("--hidden", hidden, bound("tokenizer_size")),
             ("--layers", layers, bound("tokenizer_layers")), ("--window", window, bound("tokenizer_window")),
-            ("--batch-size", batch_size, bound("tokenizer_batch")), ("--lr-decay-patience", lr_decay_patience, bound("lr_decay_patience")),
+            ("--batch-size", batch_size, bound("tokenizer_batch")), ("--min-batches", min_batches, bound("tokenizer_min_batches")), ("--lr-decay-patience", lr_decay_patience, bound("lr_decay_patience")),
             ("--threads", threads, limit("threads").from_one), ("--dropout", dropout, Range(0, 1, integer=False, open_high=True)),
             ("--ngram-buckets", ngram_buckets, bound("tokenizer_ngram_buckets")),
             ("--lexicon-lengths", lexicon_lengths, bound("tokenizer_lexicon_lengths")),
@@ -57,7 +58,7 @@ def train_tokenizer(
         net = NetConfig(embedding=embedding, hidden=hidden, layers=layers, dropout=dropout, ngram_buckets=ngram_buckets,
                         lexicon_lengths=lexicon_lengths)
         settings = TrainSettings(net, epochs, patience, batch_size, window, lr, seed=seed, lr_decay_patience=lr_decay_patience,
-                                 augment=augment)
+                                 augment=augment, min_batches=min_batches)
         record = run(train, dev, output, settings)
         scores = record["dev_scores"]
         typer.echo(

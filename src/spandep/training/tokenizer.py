@@ -3,7 +3,8 @@
 Targets, per character of each training paragraph's raw text (:mod:`.corpus`): ``token`` (1 where a gold token
 ends; read on every non-whitespace character), ``sentence`` and ``mwt`` (1 where a sentence / a multiword token
 ends; read where a gold token ends). Each epoch cuts every paragraph into pieces of ``window`` characters from a
-random offset (drawn from the seed and the epoch, so a resumed run sees the same pieces) and shuffles them. With
+random offset (drawn from the seed and the epoch, so a resumed run sees the same pieces) and shuffles them; with
+``min_batches``, a small treebank's epoch passes over its text again from new offsets until it has that many. With
 ``augment`` above 0, each epoch first rewrites that share of the training sentences into typographic and casing
 variants and joins some paragraphs to the one before (:func:`~spandep.tokenization.variants.training_paragraphs`, drawn from
 the seed and the epoch); the targets are built from the rewritten paragraphs' own spans, and the character list
@@ -68,6 +69,7 @@ class TrainSettings:
     min_char_count: int = 2
     seed: int = 1
     augment: float = 0.3  # share of training sentences rewritten into typographic variants each epoch (0: none; 0.3 chosen on fr_sequoia dev)
+    min_batches: int = 0  # an epoch passes over the training text again (new offsets) until it has this many batches (0: one pass)
 
 
 def _targets(p: GoldParagraph) -> tuple[np.ndarray, np.ndarray]:
@@ -96,14 +98,19 @@ class _Data:
         self.ids = [self.vocab.encode(p.text) for p in paras]
         self.targets = [_targets(p) for p in paras]
 
-    def batches(self, epoch: int, seed: int, batch_size: int) -> list[list[tuple[int, int, int]]]:
+    def batches(self, epoch: int, seed: int, batch_size: int, min_batches: int = 0) -> list[list[tuple[int, int, int]]]:
+        """The epoch's pieces in shuffled batches: one pass over the paragraphs, or more passes (each from new
+        random offsets) until there are at least ``min_batches`` batches."""
         if self.augment > 0:
             self._encode(training_paragraphs(self.paras, self.augment, seed, epoch))
         rng = np.random.default_rng([seed, epoch])
         pieces: list[tuple[int, int, int]] = []
-        for k, ids in enumerate(self.ids):
-            cuts = [0, *range(int(rng.integers(1, self.window + 1)), len(ids), self.window), len(ids)]
-            pieces.extend((k, a, b) for a, b in zip(cuts, cuts[1:]) if b > a)
+        while True:
+            for k, ids in enumerate(self.ids):
+                cuts = [0, *range(int(rng.integers(1, self.window + 1)), len(ids), self.window), len(ids)]
+                pieces.extend((k, a, b) for a, b in zip(cuts, cuts[1:]) if b > a)
+            if not pieces or len(pieces) >= min_batches * batch_size:
+                break
         order = rng.permutation(len(pieces))
         return [[pieces[i] for i in order[s : s + batch_size]] for s in range(0, len(order), batch_size)]
 
@@ -193,7 +200,7 @@ def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str
         started = time.perf_counter()
         net.train()
         total = 0.0
-        batches = data.batches(epoch, settings.seed, settings.batch_size)
+        batches = data.batches(epoch, settings.seed, settings.batch_size, settings.min_batches)
         for batch in batches:
             optimizer.zero_grad()
             loss = _loss(net, data, batch)
