@@ -14,7 +14,8 @@ missing file or folder is skipped):
   ``treebank``, ``system``, ``mode`` (``raw`` when absent) and ``words_per_s`` (optional);
 - ``results/tokenizer/<treebank>.json`` (``benchmarks/tokenizer_scores.py``): our trained tokenizer alone, the
   Tokens, Sentences and Words of the test split;
-- ``results/peers/udpipe2_published.json``: UDPipe 2's published F1 of its released models, with their UD release.
+- ``results/peers/udpipe2_published.json``: UDPipe 2's published F1 of its released models, with their UD release, for
+  the suite's treebanks (``DATASETS``; the file also holds the multilingual pool's).
 
 Every cell is an F1 (percent) as written in those files.
 """
@@ -22,7 +23,7 @@ Every cell is an F1 (percent) as written in those files.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -80,9 +81,11 @@ def tokenizer_only(folder: Path) -> Iterator[dict[str, Any]]:
             }
 
 
-def published(path: Path) -> Iterator[dict[str, Any]]:
-    """Rows of UDPipe 2's published figures."""
+def published(path: Path, treebanks: Collection[str]) -> Iterator[dict[str, Any]]:
+    """Rows of UDPipe 2's published figures for ``treebanks``."""
     for fig in _load(path)["figures"] if path.is_file() else []:
+        if fig["treebank"] not in treebanks:
+            continue
         yield {
             "treebank": fig["treebank"], "system": f"UDPipe 2 (UD {fig['ud_version']}, published)",
             "mode": fig["mode"], "scores": fig["conll18"], "words_per_s": None, "source": fig["source"],
@@ -154,7 +157,7 @@ def main() -> None:
     def rows() -> list[dict[str, Any]]:
         return [
             *tokenizer_only(RESULTS / "tokenizer"), *measured([RESULTS / "raw", PEERS / "udpipe1"]),
-            *published(PEERS / "udpipe2_published.json"),
+            *published(PEERS / "udpipe2_published.json", DATASETS),
         ]
 
     table_main(__doc__, lambda: render(rows()), BEGIN, END, "the peers tables")
