@@ -135,7 +135,7 @@ def test_options(tiny_models, nlp, span_nlp):
     projective = spandep.load(tiny_models["biaffine"], decoder="projective", batch_tokens=50)
     doc = projective.parse_file(DEV)
     assert all(is_projective(s.data.heads) for s in doc)  # type: ignore[arg-type]
-    assert repr(projective) == "Pipeline(biaffine model, decoder='projective', batch_tokens=50)"
+    assert repr(projective) == "Pipeline(biaffine model, decoder='projective', precision='float32', batch_tokens=50)"
     assert len(spandep.load(tiny_models["span"], k=3, lam=0.5, retrieval=False).parse_file(DEV)) == len(doc)
     assert all(is_valid_tree(s.heads) for s in span_nlp.parse_file(DEV).data)
     with pytest.raises(ValueError, match="unknown decoder 'greedy'"):

@@ -51,7 +51,7 @@ def test_runner_writes_results_and_report_renders_them(tmp_path, tiny_models):
     span = results["tiny-span-mst"]
     saved = json.loads((span_model / "config.json").read_text())["model"]["inference"]
     assert span["decoder"] == "mst" and span["inference"] == {**saved, "decoder": "mst"}
-    assert results["tiny-biaffine"]["decoder"] == "mst" and results["tiny-biaffine"]["inference"] == {"decoder": "mst"}
+    assert results["tiny-biaffine"]["decoder"] == "mst" and results["tiny-biaffine"]["inference"] == {"decoder": "mst", "precision": "float32"}
     assert results["tiny-biaffine"]["train_device"] == "cpu" and "--train-device" not in results["tiny-biaffine"]["command"]
     assert results["tiny-biaffine"]["parse_device"] == "cpu" and "--parse-device" not in results["tiny-biaffine"]["command"]
 

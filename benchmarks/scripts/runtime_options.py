@@ -6,7 +6,8 @@ encoder's linear layers dynamically quantised, one scale per tensor: ``load_mode
 (the same with one scale per output row), ``int8-square`` (only the layers as wide out as in: the attention's
 projections, not the feed-forward layers), ``unmerged`` (an adapter kept beside its base weights), ``btN`` (float,
 ``batch_tokens`` N), ``pruneX`` (float, the span setting ``prune`` X: a word's spans after its best kept only at X of
-its probability or more; ``prune0``: all k, whatever the model saved). Each round parses ``--speed`` once per variant and thread count, in turn, after a warm-up of
+its probability or more; ``prune0``: all k, whatever the model saved), ``float32`` and ``bfloat16`` (the setting
+``precision``: the encoder's matrix products, whatever the model saved). Each round parses ``--speed`` once per variant and thread count, in turn, after a warm-up of
 each, timed in process CPU seconds (as ``checkout_speed.sh``: other jobs on this shared machine barely change it);
 words/s is the median over rounds. Then each variant parses ``--dev`` with the columns its heads fill blanked
 (gold tokens) and is scored: UAS/LAS (no punctuation) and the heads' columns, and the share of words whose head,
@@ -34,7 +35,7 @@ from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.evaluation.metrics import evaluate
 from spandep.models.base import Parser
-from spandep.options import InferenceOptions
+from spandep.options import PRECISIONS, InferenceOptions
 from spandep.pipeline.predict import parse_stream
 from spandep.storage.model_io import load_model
 
@@ -65,6 +66,8 @@ def variant(folder: str, name: str) -> tuple[Parser, InferenceOptions]:
         return load_model(folder), InferenceOptions(batch_tokens=int(name[2:]))
     if name.startswith("prune"):
         return load_model(folder), InferenceOptions(prune=float(name[len("prune"):]))
+    if name in PRECISIONS:
+        return load_model(folder), InferenceOptions(precision=name)
     loaders = {
         "float": lambda: load_model(folder),
         "int8": lambda: load_model(folder, int8=True),

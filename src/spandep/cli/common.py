@@ -85,17 +85,18 @@ def check_input(path: Path, *, stdin: bool = True) -> None:
 
 
 def inference_options(
-    decoder: str | None, k: int | None, lam: float | None, batch_tokens: int, treebank: str | None = None
+    decoder: str | None, k: int | None, lam: float | None, batch_tokens: int, treebank: str | None = None, precision: str | None = None
 ) -> InferenceOptions:
-    """The options of ``--decoder``, ``--k``, ``--lam``, ``--batch-tokens`` and ``--treebank``, checked before any
-    model is loaded (a bad value is an :class:`OptionError` naming its option)."""
-    for name, value in (("decoder", decoder), ("k", k), ("lam", lam), ("batch_tokens", batch_tokens), ("treebank", treebank)):
+    """The options of ``--decoder``, ``--k``, ``--lam``, ``--batch-tokens``, ``--treebank`` and ``--precision``,
+    checked before any model is loaded (a bad value is an :class:`OptionError` naming its option)."""
+    given = (("decoder", decoder), ("k", k), ("lam", lam), ("batch_tokens", batch_tokens), ("treebank", treebank), ("precision", precision))
+    for name, value in given:
         try:
             InferenceOptions.from_dict({name: value} if value is not None else {})
         except ValueError as exc:
             option, message = f"--{name.replace('_', '-')}", str(exc)
             raise OptionError(option + message[len(name):] if message.startswith(f"{name} ") else f"{option}: {message}") from None
-    return InferenceOptions(decoder=decoder, k=k, lam=lam, batch_tokens=batch_tokens, treebank=treebank)
+    return InferenceOptions(decoder=decoder, k=k, lam=lam, batch_tokens=batch_tokens, treebank=treebank, precision=precision)
 
 
 def check_model_options(model: Parser, options: InferenceOptions, option: str = "") -> None:

@@ -44,13 +44,14 @@ def parse(
     k: Optional[int] = typer.Option(None, help="Span models: spans proposed per word (default: the model's, chosen on dev)."),
     lam: Optional[float] = typer.Option(None, help="Span models: weight of link scores against span scores (default: the model's)."),
     batch_tokens: int = typer.Option(DEFAULT_BATCH_TOKENS, help="Words per batch; lower it if memory runs out."),
+    precision: Optional[str] = typer.Option(None, help="The encoder's matrix products: float32 or bfloat16 (where the CPU or GPU computes it natively, else float32; not with --int8); default: the model's, checked on dev."),
     treebank: Optional[str] = typer.Option(
         None, help="A model trained on several treebanks: the one to parse as (its labels, tags and tokenizer); a shipped name such as fr names its own.",
     ),
     threads: int = typer.Option(0, help="Torch CPU threads (0: torch's default; with --workers: per worker, default 1)."),
     workers: int = typer.Option(1, help="Parser processes; the output is identical to one process."),
     device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto (CUDA when there is one)."),
-    int8: bool = typer.Option(False, "--int8", help="CPU: int8 matrix products in the encoder (faster; accuracy cost in BENCHMARKS.md)."),
+    int8: bool = typer.Option(False, "--int8", help="CPU: int8 matrix products in the encoder (faster; accuracy cost in BENCHMARKS.md); the encoder then runs in float32 whatever --precision says."),
     keep: Optional[str] = typer.Option(
         None, help="CoNLL-U/CoNLL-X input: 'heads' keeps every HEAD given (an integer; _ elsewhere) and completes the tree "
         "around them; 'heads,deprels' also keeps each DEPREL given with a HEAD (docs/constrained.md).",
@@ -81,7 +82,7 @@ def parse(
             raise OptionError(f"--keep: unknown value {keep!r}; use {' or '.join(KEEP_CHOICES)}")
         if keep is not None and input_format not in FORMATS:
             raise OptionError(f"--keep: heads are read from CoNLL-U or CoNLL-X input, not {input_format}: give --input-format conllu")
-        given = replace(inference_options(decoder, k, lam, batch_tokens, treebank), keep=keep, enhanced=enhanced)
+        given = replace(inference_options(decoder, k, lam, batch_tokens, treebank, precision), keep=keep, enhanced=enhanced)
         check_input(input)
         if str(input) != "-" and input.is_file():  # standard input, a FIFO or a device is checked as it is read
             check_input_data(input, input_format, heads=keep is not None)

@@ -37,7 +37,7 @@ from spandep.data.batching import token_batches
 from spandep.data.sentence import Sentence
 from spandep.data.vocab import build_vocab
 from spandep.decoding import DECODERS, ConstraintError, Fixed, eisner
-from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
+from spandep.encoders.base import WordEncoder, batch_cost, native_bfloat16, sentence_features
 from spandep.errors import InputFormatError
 from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.confidence import ArcScores, Calibration, ChosenArcScores
@@ -238,10 +238,12 @@ class Parser(SettingsCheck, nn.Module):
         return DECODERS.get(self.decoders[str(options.decoder)])
 
     # ------------------------------------------------------------------ treebanks
-    def word_vectors(self, batch: dict[str, Any]) -> torch.Tensor:
+    def word_vectors(self, batch: dict[str, Any], bfloat16: bool = False) -> torch.Tensor:
         """The encoder's word vectors of a batch, with each sentence's treebank embedding (``batch["treebank"]``)
-        after them in a multi-treebank model → ``(batch, 1 + n, width)``."""
-        x = self.encoder(batch)  # (batch, 1 + n, d)
+        after them in a multi-treebank model → ``(batch, 1 + n, width)``; ``bfloat16``: the encoder's matrix products
+        in bfloat16 (``torch.autocast``), its vectors given back in float32."""
+        with torch.autocast(self.device().type, dtype=torch.bfloat16, enabled=bfloat16):
+            x = self.encoder(batch).float()  # (batch, 1 + n, d)
         return x if self.treebanks is None else self.treebanks.vectors(x, batch["treebank"])  # (batch, 1 + n, width)
 
     def inference_batch(self, features: Sequence[dict[str, Any]], options: InferenceOptions) -> dict[str, Any]:
@@ -262,10 +264,11 @@ class Parser(SettingsCheck, nn.Module):
         encoder's share of a parse, the floor of its cost (``spandep benchmark-speed --encoder-only``)."""
         todo = [i for i, s in enumerate(sentences) if len(s) > 0]
         features = {i: sentence_features(self.encoder, sentences[i].forms, sentences[i].upos) for i in todo}
+        bfloat16 = options.precision == "bfloat16" and not self.encoder.int8 and native_bfloat16(self.device())
         for batch_ids in token_batches([batch_cost(features[i]) for i in todo], options.batch_tokens):
             idx = [todo[j] for j in batch_ids]
             batch = self.inference_batch([features[i] for i in idx], options)
-            yield idx, batch, self.word_vectors(batch)  # (batch, 1 + n, width)
+            yield idx, batch, self.word_vectors(batch, bfloat16)  # (batch, 1 + n, width)
 
     def allowed(self, part: str, options: InferenceOptions) -> torch.Tensor | None:
         """The classes of ``part`` (``"labels"`` or a head's name) that the treebank ``options`` name allows

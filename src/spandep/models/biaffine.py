@@ -72,7 +72,8 @@ class BiaffineParser(Parser):
     name = "biaffine"
     config_defaults = {"arc_mlp": 500, "rel_mlp": 100, "mlp_dropout": 0.33}
     decoders = {"mst": "mst", "projective": "eisner"}
-    inference_defaults = {"decoder": "mst"}
+    inference_defaults = {"decoder": "mst", "precision": "float32"}
+    scoring_settings = ("precision",)
 
     def __init__(
         self,

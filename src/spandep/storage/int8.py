@@ -67,4 +67,5 @@ def dynamic_int8(model: torch.nn.Module) -> torch.nn.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch marks torch.ao.quantization as deprecated in favour of torchao
         quantize_dynamic(pretrained, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
+    model.encoder.int8 = True  # type: ignore[union-attr]
     return model

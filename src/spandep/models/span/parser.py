@@ -63,10 +63,10 @@ class SpanParser(Parser):
         "linker": {"format": "late"}, "word_scorer": False,
     }
     decoders = {"mst": "span_mst", "projective": "span_dp"}
-    scoring_settings = ("k", "mutual", "prune")
+    scoring_settings = ("k", "mutual", "prune", "precision")
     inference_defaults = {
         "decoder": "projective", "k": 2, "lam": 1.0, "retrieval": True, "mutual": True, "arc_weight": 0.0,
-        "label_source": "linker", "prune": 0.0,
+        "label_source": "linker", "prune": 0.0, "precision": "float32",
     }
     linker: LinkScorer
     word_scorer: BiaffineScorer | None
