@@ -23,7 +23,7 @@ from typing import Any
 from benchmarks.scripts.peers_table import PEERS, RESULTS, f1_cell, lemma_cell, measured
 from benchmarks.suite.report import table_main
 from benchmarks.suite.systems import SHIPPED_PARSERS
-from spandep.storage.catalogue import shipped_models
+from spandep.storage.catalogue import ShippedModel, shipped_models
 
 BEGIN, END = "<!-- shipped:begin -->", "<!-- shipped:end -->"
 SYSTEMS = {"default_model": ("en_ewt", "default"), "en_accurate": ("en_ewt", "accurate")}  # folder -> (treebank, system)
@@ -40,6 +40,13 @@ def newest_udpipe2(figures: list[dict[str, Any]], treebank: str, mode: str) -> d
     return max(mine, key=lambda f: [int(x) for x in f["ud_version"].split(".")], default=None)
 
 
+def result_system(model: ShippedModel) -> tuple[str, str]:
+    """The treebank and system under which a shipped model's test results are in ``results/raw/`` (the module's
+    docstring)."""
+    folder = model.folder.name
+    return SYSTEMS.get(folder, (folder, f"{folder}-{SHIPPED_PARSERS.get(folder, 'span')}"))
+
+
 def render(results: Path = RESULTS) -> str:
     """The table, in the catalogue's order."""
     ours = {(r["treebank"], r["system"], r["mode"]): r for r in measured([results / "raw"])}
@@ -47,8 +54,7 @@ def render(results: Path = RESULTS) -> str:
     figures = json.loads(published.read_text(encoding="utf-8"))["figures"] if published.is_file() else []
     lines = []
     for model in shipped_models():
-        folder = model.folder.name
-        treebank, system = SYSTEMS.get(folder, (folder, f"{folder}-{SHIPPED_PARSERS.get(folder, 'span')}"))
+        treebank, system = result_system(model)
         gold, raw = ours.get((treebank, system, "gold")), ours.get((treebank, system, "raw"))
         if gold is None or not model.installed():
             continue
