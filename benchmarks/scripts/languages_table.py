@@ -99,7 +99,7 @@ def our_results(results: Path) -> dict[str, dict[str, dict[str, Any]]]:
             raise SystemExit(f"two {r['mode']} results of {r['treebank']}: {found[r['treebank']][r['mode']]['source']}, {r['source']}")
         found[r["treebank"]][r["mode"]] = r
     shipped = {(r["treebank"], r["system"], r["mode"]): r for r in measured([results / "raw"])}
-    taken = set()
+    taken: set[str] = set()
     for model in read_catalogue()[1].values():
         treebank, system = result_system(model)
         mine = {mode: r for mode in ("raw", "gold") if (r := shipped.get((treebank, system, mode))) is not None}
