@@ -18,6 +18,7 @@ from itertools import islice
 
 import torch
 
+from benchmarks.suite.record import portable_path
 from spandep.data.conllu import read_conllu
 from spandep.evaluation.metrics import evaluate
 from spandep.storage.model_io import load_model
@@ -43,7 +44,7 @@ def main() -> None:
     stats = InferenceStats()
     options = InferenceOptions(decoder=args.decoder, batch_tokens=args.batch_tokens, treebank=args.treebank)
     pred = list(parse_stream(model, gold, options, stats=stats))
-    report = evaluate(gold, pred, gold_source=args.test, pred_source=f"{args.model} (in memory)")
+    report = evaluate(gold, pred, gold_source=portable_path(args.test), pred_source=f"{portable_path(args.model)} (in memory)")
     speed = measure_speed(model, gold, runs=1, warmup=0, options=options)
     print(json.dumps({
         "evaluation": report.to_dict(),
