@@ -3,8 +3,8 @@
 The fixture ``fixtures/morph_old_model_parses.json`` holds the parses (trees, labels and every head's column) of the
 first sentences of ``en_ewt_excerpt.conllu``, every column but FORM blanked, by the shipped ``en`` and ``cs`` models
 under the code before the morphology heads (commit d41d243; since then both ship with heads rebuilt by ``spandep
-train-heads``, so only their trees and labels are compared, and with a saved ``prune`` share, so they parse here with
-``prune`` 0, every proposed span, as then), written by::
+train-heads``, so only their trees and labels are compared, and with a saved ``prune`` share and ``precision``
+bfloat16, so they parse here with ``prune`` 0, every proposed span, and float32, as then), written by::
 
     PYTHONPATH=<that commit's src>:. python tests/test_morph_old_models.py --write
 """
@@ -33,7 +33,7 @@ def parses(name: str) -> list[dict]:
     sentences = list(read_conllu(str(FIXTURES / "en_ewt_excerpt.conllu")))[:4]
     blank = [replace(s, words=[Token(w.id, w.form) for w in s.words]) for s in sentences]
     model = load_model(resolve_model_dir(name))
-    options = InferenceOptions(prune=0.0) if "prune" in model.inference_defaults else InferenceOptions()
+    options = InferenceOptions(prune=0.0, precision="float32") if "prune" in model.inference_defaults else InferenceOptions(precision="float32")
     return [{"heads": p.heads, "labels": p.labels, "columns": p.columns} for p in model.parse(blank, options)]
 
 
