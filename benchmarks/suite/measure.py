@@ -23,7 +23,7 @@ from spandep.data.conllu import read_conllu
 from spandep.evaluation.metrics import evaluate
 from spandep.storage.model_io import load_model
 from spandep.pipeline.predict import parse_stream
-from spandep.options import InferenceOptions, InferenceStats
+from spandep.options import DEFAULT_BATCH_TOKENS, InferenceOptions, InferenceStats
 from spandep.pipeline.speed import measure_speed
 
 
@@ -34,7 +34,7 @@ def main() -> None:
     ap.add_argument("--decoder", help="mst or projective (default: the model's)")
     ap.add_argument("--limit", type=int, help="first N sentences only")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--batch-tokens", type=int, default=4000)
+    ap.add_argument("--batch-tokens", type=int, default=DEFAULT_BATCH_TOKENS)
     ap.add_argument("--device", default="cpu", help="cpu or cuda: where the model parses (and is timed)")
     ap.add_argument("--treebank", help="a model of several treebanks: the one to parse as")
     args = ap.parse_args()
