@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from spandep.cli.common import bound, check_options, handle_errors
+from spandep.cli.common import bound, check_options, handle_errors, inference_options
 from spandep.errors import OptionError
 
 SERVE_MODULES = ("fastapi", "uvicorn", "multipart")  # the serve extra
@@ -48,6 +48,7 @@ def serve(
     allow_host: Optional[list[str]] = typer.Option(None, "--allow-host", help="A Host name the server answers to besides localhost, 127.0.0.1 and [::1] (checked when bound to loopback, or when given); * allows any."),
     cors: bool = typer.Option(False, "--cors", help="Send Access-Control-Allow-Origin: * (as UDPipe's public service does): any page may call and read the answers."),
     device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto (CUDA when there is one)."),
+    precision: Optional[str] = typer.Option(None, help="float32 or bfloat16 in the encoder (default: each model's). bfloat16 parses depend in their last digits on how sentences are batched, and the service batches requests' sentences in turns: float32 gives exactly what spandep parse --precision float32 gives."),
 ) -> None:
     """Serve the models over HTTP: UDPipe 2's REST API (GET /models, GET|POST /process), POST /parse (JSON, every
     output format of parse), GET /health, and a page at / that draws the trees. Requests are parsed in turns of
@@ -64,6 +65,7 @@ def serve(
             ("--read-timeout", read_timeout, "read_timeout"), ("--idle-timeout", idle_timeout, "idle_timeout"),
         )
         check_options(*((option, value, bound(name)) for option, value, name in bounded), ("--device", device, None))
+        inference_options(None, None, None, batch_tokens, None, precision)  # --precision checked before any model loads
         missing = [m for m in SERVE_MODULES if importlib.util.find_spec(m) is None]
         if missing:
             raise OptionError(f"spandep serve needs {', '.join(missing)}: pip install 'spandep[serve]'")
@@ -82,7 +84,7 @@ def serve(
         )
         set_malloc_options()  # before the models load and the threads start
         with listen(host, port) as sock:  # before the models load: a port in use is an error at once
-            service = Service.load(names, settings, threads=threads or None, device=device)
+            service = Service.load(names, settings, threads=threads or None, device=device, precision=precision)
             address = sock.getsockname()
             typer.echo(f"spandep serve: http://{address[0]}:{address[1]}/ (models: {', '.join(service.models)}); Ctrl-C stops", err=True)
             for stop in (signal.SIGINT, signal.SIGTERM):  # uvicorn makes them a graceful stop, then raises them again

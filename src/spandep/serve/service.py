@@ -142,16 +142,20 @@ class Service:
         self.trimmed = 0.0  # when the worker last handed free memory back (memory.trim)
 
     @classmethod
-    def load(cls, names: list[str], settings: ServiceSettings, threads: int | None = None, device: str = "cpu") -> Service:
+    def load(
+        cls, names: list[str], settings: ServiceSettings, threads: int | None = None, device: str = "cpu", precision: str | None = None
+    ) -> Service:
         """A service of the models ``names`` (shipped names or folders, as ``spandep.load`` takes them; none: the
-        default model, served under the name it resolves from: ``$SPANDEP_MODEL``, else ``en``), each loaded once."""
+        default model, served under the name it resolves from: ``$SPANDEP_MODEL``, else ``en``), each loaded once;
+        ``precision``: the encoder's, over each model's saved one (``None``: the model's)."""
         import spandep
         from spandep.storage.catalogue import read_catalogue
 
         default = read_catalogue()[0]
         pipelines = {}
         for name in names or [os.environ.get("SPANDEP_MODEL") or default]:
-            pipelines[name] = spandep.load(name, device=device, threads=threads, batch_tokens=settings.batch_tokens)
+            given = {"precision": precision} if precision else {}
+            pipelines[name] = spandep.load(name, device=device, threads=threads, batch_tokens=settings.batch_tokens, **given)
         return cls(pipelines, settings)
 
     def start(self) -> None:
