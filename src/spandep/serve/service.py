@@ -154,8 +154,7 @@ class Service:
         default = read_catalogue()[0]
         pipelines = {}
         for name in names or [os.environ.get("SPANDEP_MODEL") or default]:
-            given = {"precision": precision} if precision else {}
-            pipelines[name] = spandep.load(name, device=device, threads=threads, batch_tokens=settings.batch_tokens, **given)
+            pipelines[name] = spandep.load(name, device=device, threads=threads, batch_tokens=settings.batch_tokens, precision=precision)
         return cls(pipelines, settings)
 
     def start(self) -> None:
