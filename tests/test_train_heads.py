@@ -155,3 +155,19 @@ def test_int8_stores_every_big_head_matrix_and_scores_it_so(compact_span: Path, 
         full = tmp_path / "full"
         save_model(load_model(compact_span), full, compact=False)
         run(full, tmp_path / "o", int8=True)
+
+
+def test_rebuilt_head_learns_the_classes_of_another_training_file(compact_span: Path, tmp_path: Path) -> None:
+    """``--set`` over a training file other than the model's (more data, so other FEATS bundles in another order):
+    the gold ids the heads train on are in the rebuilt head's classes, not the input head's (a rebuilt FEATS head
+    once trained on the input's ids and never learnt)."""
+    more = tmp_path / "more.conllu"
+    more.write_text(DEV.read_text(encoding="utf-8") + "\n" + TRAIN.read_text(encoding="utf-8"), encoding="utf-8")
+    settings = HeadsSettings(str(compact_span), str(more), str(DEV), str(tmp_path / "run"), epochs=1, batch_words=300, rebuild={"feats": {"hidden": 16}})
+    trainer = HeadsTrainer(settings, compact_span)
+    before = list(trainer.model.heads["feats"].tags)
+    trainer._set_heads(trainer.rebuilt)
+    head = trainer.model.heads["feats"]
+    assert list(head.tags) != before  # the case this test is about: the rebuilt head's classes differ
+    for sentence, gold in zip(trainer.train, trainer.gold):
+        assert [head.value(head.tags[i], "") for i in gold["feats"][1:]] == [w.feats for w in sentence.words]

@@ -186,9 +186,12 @@ class HeadsTrainer:
             raise OptionError(f"--set {name}.…: {exc}") from None
 
     def _set_heads(self, rebuilt: dict[str, dict[str, Any]]) -> None:
-        """Heads ``rebuilt`` (name: config) built anew in place of the model's, and the optimizer over every head."""
+        """Heads ``rebuilt`` (name: config) built anew in place of the model's, the training sentences' gold ids in
+        their classes (a rebuilt head's classes are those of the training file, not the input's), and the optimizer
+        over every head."""
         for name, config in rebuilt.items():
             self.model.heads[name] = HEADS.get(name).from_config(self.model.width, config)
+        self.gold = [self._gold(s) for s in self.train]  # in the classes of the heads as built now
         for p in self.model.heads.parameters():
             p.requires_grad_(True)
         self.optimizer = torch.optim.Adam(self.model.heads.parameters(), lr=self.settings.lr)
@@ -200,7 +203,6 @@ class HeadsTrainer:
             self._check_resumable()
             self.train_x = VectorCache(self.model, self.train, self.out / "cache" / "train.npy", self.settings.batch_words)
             self.dev_x = VectorCache(self.model, self.dev, self.out / "cache" / "dev.npy", self.settings.batch_words)
-            self.gold = [self._gold(s) for s in self.train]
             best: dict[str, torch.Tensor] = {}
             resumed = (self.out / "checkpoint" / "latest.json").is_file()
             state = None if resumed else self._start(best)  # epoch 0 scores the input's heads, before any is rebuilt
