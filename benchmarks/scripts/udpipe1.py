@@ -52,7 +52,7 @@ from ufal import udpipe
 from benchmarks.scripts.multilingual_pool import read as read_v2
 from benchmarks.scripts.multilingual_pool import split_file as released_file
 from benchmarks.suite.record import checkout, machine, write_result
-from benchmarks.suite.systems import DATA, REPO
+from benchmarks.suite.systems import DATA, GOLD_LABELS, REPO
 from spandep.data.conllu import read_conllu, write_conllu
 from spandep.data.reading import open_input
 from spandep.data.udv1 import named_v1
@@ -79,7 +79,6 @@ SETTINGS = {
     ),
 }
 _SPACE = re.compile(r"\s+")
-GOLD_LABELS = {False: "UD v2 as released", True: "UD v2, converted from the released UD v1 (spandep.data.udv1)"}
 
 
 def version() -> str:

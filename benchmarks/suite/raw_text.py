@@ -21,6 +21,14 @@ also records ``ours``: our own UAS / LAS over all words and without punctuation,
 ``over_baseline_cpu``): this model's speed as a share of the baseline's, the median of the per-round ratios (how a
 retrained model is checked against the one it replaces).
 
+Datasets: the suite's (``systems.DATASETS``) and every treebank of the multilingual pool (``systems.pool_dataset``,
+its manifest ``--manifest``): test as released (``.xz`` read as it is; a UD v1 test read with v2 relations, as the
+pool model is trained: ``gold_labels`` says so), dev from the pool folder (``--pool``, else ``$SPANDEP_POOL``, else
+``runs/pool``: for a dev-only treebank its held-out part). A name of both (the suite's seven) is the suite's unless
+``--pool`` is given. A pool treebank's result also records its UD release and training split (``ud_release``,
+``train_split``); every result says whether the gold has lemmas (``gold_lemmas``). ``--rounds 0``: scores only, no
+timing (``benchmarks/scripts/score_pool.py`` scores the whole pool so).
+
 Writes ``benchmarks/results/raw/<dataset>__<system>.json`` (``__gold`` before ``.json`` in gold mode; or ``--out``).
 """
 
@@ -28,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -40,9 +49,10 @@ from typing import Any
 import torch
 
 from benchmarks.suite.record import checkout, machine, portable_path, write_json
-from benchmarks.suite.systems import DATASETS, RESULTS
+from benchmarks.suite.systems import DATASETS, GOLD_LABELS, POOL_MANIFEST, REPO, RESULTS, Dataset, pool_dataset, pool_treebanks
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence, Token
+from spandep.data.udv1 import to_v2
 from spandep.evaluation.conll18 import evaluate_conll18
 from spandep.evaluation.metrics import evaluate
 from spandep.options import InferenceOptions
@@ -87,20 +97,24 @@ def blank(sentence: Sentence) -> Sentence:
 
 
 def raw_mode(parse: Parse, gold: list[Sentence], text: str, tokenizer: Tokenizer, rounds: int) -> dict[str, Any]:
-    """Raw text → trees: scores, and speed against the same predicted sentences given as tokens."""
+    """Raw text → trees: scores, and (``rounds``) speed against the same predicted sentences given as tokens."""
     tokenized = tokenizer.tokenize(text, "<raw text>")
     predicted = parse(tokenized)
+    words = sum(len(s) for s in predicted)
+    measured: dict[str, Any] = {
+        "conll18": evaluate_conll18(gold, predicted, gold_source="gold", system_source="<raw text>").to_dict(),
+        "tokenizer": "rules" if isinstance(tokenizer, RuleTokenizer) else "trained",
+        "system_sentences": len(predicted), "system_words": words, "characters": len(text),
+    }
+    if not rounds:
+        return measured
     seconds = alternate({
         "raw_text": lambda: parse(tokenizer.tokenize(text)),
         "tokens": lambda: parse(tokenized),
         "tokenizer": lambda: tokenizer.tokenize(text),
     }, rounds)
     median = {name: statistics.median(runs["wall"]) for name, runs in seconds.items()}
-    words = sum(len(s) for s in predicted)
-    return {
-        "conll18": evaluate_conll18(gold, predicted, gold_source="gold", system_source="<raw text>").to_dict(),
-        "tokenizer": "rules" if isinstance(tokenizer, RuleTokenizer) else "trained",
-        "system_sentences": len(predicted), "system_words": words, "characters": len(text),
+    return measured | {
         "words_per_s": round(words / median["raw_text"], 1),
         "speed": {
             "seconds": seconds, "median_seconds": median,
@@ -114,9 +128,17 @@ def raw_mode(parse: Parse, gold: list[Sentence], text: str, tokenizer: Tokenizer
 
 
 def gold_mode(parse: Parse, gold: list[Sentence], rounds: int, baseline: Parse | None = None) -> dict[str, Any]:
-    """Gold tokens (every column but FORM blanked) → trees: scores and speed (against ``baseline``'s, if given)."""
+    """Gold tokens (every column but FORM blanked) → trees: scores and (``rounds``) speed (against ``baseline``'s, if
+    given)."""
     inputs = [blank(s) for s in gold]
     predicted = parse(inputs)
+    ours = evaluate(gold, predicted, gold_source="gold", pred_source="<gold tokens>")
+    measured: dict[str, Any] = {
+        "conll18": evaluate_conll18(gold, predicted, gold_source="gold", system_source="<gold tokens>").to_dict(),
+        "ours": {"UAS": ours.uas, "LAS": ours.las, "UAS_nopunct": ours.uas_no_punct, "LAS_nopunct": ours.las_no_punct, "punct_rule": ours.punct_rule},
+    }
+    if not rounds:
+        return measured
     runs: dict[str, Callable[[], object]] = {"tokens": lambda: parse(inputs)}
     if baseline is not None:
         runs["baseline"] = lambda: baseline(inputs)
@@ -126,13 +148,7 @@ def gold_mode(parse: Parse, gold: list[Sentence], rounds: int, baseline: Parse |
     if baseline is not None:
         speed["over_baseline"] = paired_ratio(seconds, "wall", fast="baseline", slow="tokens")
         speed["over_baseline_cpu"] = paired_ratio(seconds, "cpu", fast="baseline", slow="tokens")
-    ours = evaluate(gold, predicted, gold_source="gold", pred_source="<gold tokens>")
-    return {
-        "conll18": evaluate_conll18(gold, predicted, gold_source="gold", system_source="<gold tokens>").to_dict(),
-        "ours": {"UAS": ours.uas, "LAS": ours.las, "UAS_nopunct": ours.uas_no_punct, "LAS_nopunct": ours.las_no_punct, "punct_rule": ours.punct_rule},
-        "words_per_s": round(sum(len(s) for s in gold) / median, 1),
-        "speed": speed,
-    }
+    return measured | {"words_per_s": round(sum(len(s) for s in gold) / median, 1), "speed": speed}
 
 
 def model_parser(model: Any, treebank: str | None) -> tuple[Parse, InferenceOptions]:
@@ -150,23 +166,52 @@ def trained(model: Any) -> dict[str, Any]:
     return {"epochs": epochs, "best_epoch": record["epoch"]} if epochs is not None and "epoch" in record else {}
 
 
-def main(argv: list[str] | None = None) -> None:
+def dataset(name: str, pool: Path | None, manifest: Path = POOL_MANIFEST) -> Dataset:
+    """The files of dataset ``name``: the suite's, else (or with ``pool`` given) the pool treebank's, its dev in
+    ``pool`` (``None``: ``$SPANDEP_POOL``, else ``runs/pool``); one line naming what there is for a name of neither."""
+    if name in DATASETS and pool is None:
+        return DATASETS[name]
+    folder = pool or Path(os.environ.get("SPANDEP_POOL") or REPO / "runs" / "pool")
+    try:
+        return pool_dataset(name, folder, manifest)
+    except KeyError:
+        known = len(pool_treebanks(manifest))
+        raise SystemExit(f"raw_text: error: no dataset {name!r}: give one of the suite's ({', '.join(DATASETS)}) or one of the "
+                         f"{known} treebanks of the pool's manifest {portable_path(manifest)}") from None
+
+
+def gold_sentences(path: Path, v1: bool) -> list[Sentence]:
+    """The sentences of a gold file; a UD v1 one's with v2 relations (``v1``)."""
+    sentences = list(read_conllu(path))
+    return [to_v2(s) for s in sentences] if v1 else sentences
+
+
+def arguments(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", required=True, type=Path, help="model folder (its tokenizer/ splits the text)")
-    ap.add_argument("--dataset", required=True, choices=sorted(DATASETS))
+    ap.add_argument("--dataset", required=True, help=f"one of the suite's ({', '.join(DATASETS)}) or a treebank of the pool")
     ap.add_argument("--system", required=True, help="name of the system in the result file's name")
     ap.add_argument("--mode", default="raw", choices=["raw", "gold"], help="raw text, or gold tokens with other columns blanked")
     ap.add_argument("--split", default="test", choices=["dev", "test"])
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--rounds", type=int, default=5, help="timed runs of each path")
+    ap.add_argument("--rounds", type=int, default=5, help="timed runs of each path (0: scores only)")
     ap.add_argument("--baseline", type=Path, help="gold mode: a model folder timed in alternation (speed ratio)")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--treebank", help="a model of several treebanks: the one to parse as (default: --dataset)")
-    args = ap.parse_args(argv)
+    ap.add_argument("--pool", type=Path, help="the pool's folder, for its treebanks' dev splits (default: $SPANDEP_POOL, else runs/pool)")
+    ap.add_argument("--manifest", type=Path, default=POOL_MANIFEST, help="the pool's manifest (benchmarks/scripts/multilingual_pool.py)")
+    return ap.parse_args(argv)
+
+
+def run(argv: list[str], model: Any | None = None) -> tuple[Path, dict[str, Any]]:
+    """Score as the command line ``argv`` asks and write the result file; its path and the result. ``model``: the ``--model`` folder loaded already (a driver scoring many datasets loads it once)."""
+    args = arguments(argv)
     torch.set_num_threads(args.threads)
-    gold_path = getattr(DATASETS[args.dataset], args.split)
-    gold = list(read_conllu(gold_path))
-    model = load_model(args.model)
+    data = dataset(args.dataset, args.pool, args.manifest)
+    gold_path = getattr(data, args.split)
+    v1 = data.v1_test and args.split == "test"  # the pool's own files are converted already
+    gold = gold_sentences(gold_path, v1)
+    model = model if model is not None else load_model(args.model)
     parse, options = model_parser(model, args.treebank or args.dataset)
     treebank = options.treebank
     if args.mode == "raw":
@@ -175,20 +220,28 @@ def main(argv: list[str] | None = None) -> None:
     else:
         baseline = model_parser(load_model(args.baseline), args.treebank or args.dataset)[0] if args.baseline else None
         measured = gold_mode(parse, gold, args.rounds, baseline)
+    pooled = {"ud_release": data.release, "train_split": data.train_split, "gold_labels": GOLD_LABELS[data.v1_test]} if data.train_split else {}
     result = {
-        "schema": SCHEMA, "treebank": args.dataset, "split": args.split, "gold": portable_path(gold_path), "system": args.system,
-        "mode": args.mode, "model": str(args.model), **({"model_treebank": treebank} if treebank else {}), "inference": options.given(),
-        "trained": trained(model), **measured,
+        "schema": SCHEMA, "treebank": args.dataset, "split": args.split, "gold": portable_path(gold_path), **pooled,
+        "gold_lemmas": any(w.lemma != "_" for s in gold for w in s.words),  # False: Lemmas and BLEX compare "_" with "_"
+        "system": args.system, "mode": args.mode, "model": str(args.model), **({"model_treebank": treebank} if treebank else {}),
+        "inference": options.given(), "trained": trained(model), **measured,
         **({"baseline": str(args.baseline)} if args.baseline else {}),
         "threads": args.threads, "rounds": args.rounds,
-        "command": "python -m benchmarks.suite.raw_text " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python -m benchmarks.suite.raw_text " + " ".join(argv),
         **checkout(), "machine": machine(), "date": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
     }
     out = args.out or RESULTS / "raw" / f"{args.dataset}__{args.system}{'' if args.mode == 'raw' else '__gold'}.json"
     write_json(out, result)
+    return out, result
+
+
+def main(argv: list[str] | None = None) -> None:
+    out, result = run(argv if argv is not None else sys.argv[1:])
     print("wrote", out)
     print(" ".join(f"{name} {score['f1']:.2f}" for name, score in result["conll18"].items() if isinstance(score, dict)))
-    print(json.dumps({k: v for k, v in result["speed"].items() if k != "seconds"}))
+    if "speed" in result:
+        print(json.dumps({k: v for k, v in result["speed"].items() if k != "seconds"}))
 
 
 if __name__ == "__main__":

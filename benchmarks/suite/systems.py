@@ -1,17 +1,24 @@
 """What the suite runs: the treebanks (name → train/dev/test files) and the systems (name → config per treebank).
 
+Beside the suite's own treebanks (``DATASETS``), any treebank of the multilingual pool (``pool_dataset``: the
+manifest ``benchmarks/scripts/multilingual_pool.py`` writes) can be scored.
+
 A system is a trained model plus, for span models, the decoder that overrides its saved (dev-chosen) inference
 settings; everything else comes from the model folder. A treebank a system has no config for is skipped.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 RESULTS = REPO / "benchmarks" / "results"  # what the suite writes and the report reads
+POOL_MANIFEST = RESULTS / "multilingual_pool.json"  # benchmarks/scripts/multilingual_pool.py's record of the pool
+# A result's ``gold_labels``: whether its gold relations are the release's or converted from a UD v1 release
+GOLD_LABELS = {False: "UD v2 as released", True: "UD v2, converted from the released UD v1 (spandep.data.udv1)"}
 
 
 @dataclass(frozen=True)
@@ -19,13 +26,19 @@ class Dataset:
     """The three splits of one treebank; models are trained on ``train``, chosen on ``dev``, scored on ``test``.
     ``labelled`` is False for a treebank whose DEPREL carries no information (only root/dep): UAS only. ``lemmas``
     is False for one whose LEMMA column is empty: its Lemmas and BLEX scores compare ``_`` with ``_`` and mean
-    nothing (tables print "–")."""
+    nothing (tables print "–"). A treebank of the multilingual pool (:func:`pool_dataset`) also has its UD
+    ``release`` (``None``: a prerelease), the split it trains on (``train_split``: ``train``, or a dev-only
+    treebank's ``dev (less the held-out part)``) and ``v1_test``: its test file is UD v1 as released, read with v2
+    relations (``spandep.data.udv1``, as the pool's own files are written) to score a model of v2 relations."""
 
     train: Path
     dev: Path
     test: Path
     labelled: bool = True
     lemmas: bool = True
+    release: str | None = None
+    train_split: str | None = None
+    v1_test: bool = False
 
 
 def _ud(folder: str, stem: str, labelled: bool = True, lemmas: bool = True) -> Dataset:
@@ -42,6 +55,22 @@ DATASETS: dict[str, Dataset] = {
     "cs_cltt": _ud("cs_cltt", "cs_cltt-ud"),
     "ptb_nltk_sample": _ud("ptb_nltk_sample", "ptb_nltk", labelled=False),
 }
+
+def pool_treebanks(manifest: Path = POOL_MANIFEST) -> dict[str, dict]:
+    """The pool's treebanks by name, as its manifest records them (``{}``: no manifest)."""
+    return json.loads(manifest.read_text(encoding="utf-8"))["treebanks"] if manifest.is_file() else {}
+
+
+def pool_dataset(name: str, pool: Path, manifest: Path = POOL_MANIFEST) -> Dataset:
+    """Treebank ``name`` of the multilingual pool: train and dev from the pool folder ``pool`` (``<name>/train.conllu``,
+    ``dev.conllu``: a dev-only treebank's training part and held-out part), test as released (the manifest's source,
+    compressed or not, relative to the repository's root); a ``KeyError`` for a name the manifest lacks."""
+    entry = pool_treebanks(manifest)[name]
+    return Dataset(
+        pool / name / "train.conllu", pool / name / "dev.conllu", REPO / entry["sources"]["test"],
+        release=entry["release"], train_split=entry["train_split"], v1_test=entry["ud_version"] == 1,
+    )
+
 
 SUITES: dict[str, tuple[str, ...]] = {"ewt": ("en_ewt",), "all": tuple(DATASETS), **{name: (name,) for name in DATASETS}}
 
