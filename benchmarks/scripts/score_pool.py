@@ -37,7 +37,7 @@ import torch
 
 from benchmarks.suite import raw_text
 from benchmarks.suite.record import portable_path
-from benchmarks.suite.systems import POOL_MANIFEST, REPO, RESULTS, pool_treebanks
+from benchmarks.suite.systems import POOL_MANIFEST, REPO, RESULTS, pool_entries, pool_folder
 from spandep.storage.model_io import load_model
 from spandep.tokenization.text import tokenizer_folder
 
@@ -84,7 +84,7 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--treebanks", nargs="+", help="these treebanks of the pool (default: all)")
     ap.add_argument("--mode", default="both", choices=sorted(MODES))
     ap.add_argument("--split", default="test", choices=["test", "dev"])
-    ap.add_argument("--pool", type=Path, default=Path(os.environ.get("SPANDEP_POOL") or REPO / "runs" / "pool"),
+    ap.add_argument("--pool", type=Path, default=pool_folder(),
                     help="the pool's folder, for the dev splits (default: $SPANDEP_POOL, else runs/pool)")
     ap.add_argument("--manifest", type=Path, default=POOL_MANIFEST, help="the pool's manifest")
     ap.add_argument("--results", type=Path, default=RESULTS / "languages", help="the folder of the result files")
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     model = load_model(args.model)
     if model.treebanks is None:
         raise SystemExit(f"score_pool: error: {args.model} is a model of one treebank; give a model trained on the pool")
-    treebanks = chosen(args.treebanks, list(pool_treebanks(args.manifest)), model.treebanks.names)
+    treebanks = chosen(args.treebanks, list(pool_entries(args.manifest)), model.treebanks.names)
     if args.tokenizers is not None and "raw" in MODES[args.mode]:
         log(f"tokenizers copied in from {portable_path(args.tokenizers)}: {', '.join(add_tokenizers(args.model, args.tokenizers, treebanks)) or 'none'}")
     jobs = [(treebank, mode) for treebank in treebanks for mode in MODES[args.mode]]

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -49,7 +48,7 @@ from typing import Any
 import torch
 
 from benchmarks.suite.record import checkout, machine, portable_path, write_json
-from benchmarks.suite.systems import DATASETS, GOLD_LABELS, POOL_MANIFEST, REPO, RESULTS, Dataset, pool_dataset, pool_treebanks
+from benchmarks.suite.systems import DATASETS, GOLD_LABELS, POOL_MANIFEST, RESULTS, Dataset, pool_dataset, pool_entries, pool_folder
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence, Token
 from spandep.data.udv1 import to_v2
@@ -171,11 +170,10 @@ def dataset(name: str, pool: Path | None, manifest: Path = POOL_MANIFEST) -> Dat
     ``pool`` (``None``: ``$SPANDEP_POOL``, else ``runs/pool``); one line naming what there is for a name of neither."""
     if name in DATASETS and pool is None:
         return DATASETS[name]
-    folder = pool or Path(os.environ.get("SPANDEP_POOL") or REPO / "runs" / "pool")
     try:
-        return pool_dataset(name, folder, manifest)
+        return pool_dataset(name, pool or pool_folder(), manifest)
     except KeyError:
-        known = len(pool_treebanks(manifest))
+        known = len(pool_entries(manifest))
         raise SystemExit(f"raw_text: error: no dataset {name!r}: give one of the suite's ({', '.join(DATASETS)}) or one of the "
                          f"{known} treebanks of the pool's manifest {portable_path(manifest)}") from None
 

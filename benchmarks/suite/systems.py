@@ -10,6 +10,7 @@ settings; everything else comes from the model folder. A treebank a system has n
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,16 +57,21 @@ DATASETS: dict[str, Dataset] = {
     "ptb_nltk_sample": _ud("ptb_nltk_sample", "ptb_nltk", labelled=False),
 }
 
-def pool_treebanks(manifest: Path = POOL_MANIFEST) -> dict[str, dict]:
+def pool_entries(manifest: Path = POOL_MANIFEST) -> dict[str, dict]:
     """The pool's treebanks by name, as its manifest records them (``{}``: no manifest)."""
     return json.loads(manifest.read_text(encoding="utf-8"))["treebanks"] if manifest.is_file() else {}
+
+
+def pool_folder() -> Path:
+    """Where the pool's files are: ``$SPANDEP_POOL``, else ``runs/pool`` (where multilingual_pool.py writes them)."""
+    return Path(os.environ.get("SPANDEP_POOL") or REPO / "runs" / "pool")
 
 
 def pool_dataset(name: str, pool: Path, manifest: Path = POOL_MANIFEST) -> Dataset:
     """Treebank ``name`` of the multilingual pool: train and dev from the pool folder ``pool`` (``<name>/train.conllu``,
     ``dev.conllu``: a dev-only treebank's training part and held-out part), test as released (the manifest's source,
     compressed or not, relative to the repository's root); a ``KeyError`` for a name the manifest lacks."""
-    entry = pool_treebanks(manifest)[name]
+    entry = pool_entries(manifest)[name]
     return Dataset(
         pool / name / "train.conllu", pool / name / "dev.conllu", REPO / entry["sources"]["test"],
         release=entry["release"], train_split=entry["train_split"], v1_test=entry["ud_version"] == 1,
