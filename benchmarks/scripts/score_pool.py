@@ -79,6 +79,7 @@ def chosen(names: list[str] | None, pool: list[str], model: list[str]) -> list[s
 
 
 def arguments(argv: list[str] | None) -> argparse.Namespace:
+    """The command line (``argv``; ``None``: the process's)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model", type=Path, help="the model folder (trained on several treebanks, with a treebank embedding)")
     ap.add_argument("--treebanks", nargs="+", help="these treebanks of the pool (default: all)")
@@ -96,6 +97,7 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
 
 
 def log(message: str) -> None:
+    """One progress line on standard output, with the time."""
     print(f"{time.strftime('%H:%M:%S')} {message}", flush=True)
 
 

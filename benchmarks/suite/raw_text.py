@@ -185,6 +185,7 @@ def gold_sentences(path: Path, v1: bool) -> list[Sentence]:
 
 
 def arguments(argv: list[str] | None) -> argparse.Namespace:
+    """The command line (``argv``; ``None``: the process's)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", required=True, type=Path, help="model folder (its tokenizer/ splits the text)")
     ap.add_argument("--dataset", required=True, help=f"one of the suite's ({', '.join(DATASETS)}) or a treebank of the pool")
@@ -202,7 +203,8 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
 
 
 def run(argv: list[str], model: Any | None = None) -> tuple[Path, dict[str, Any]]:
-    """Score as the command line ``argv`` asks and write the result file; its path and the result. ``model``: the ``--model`` folder loaded already (a driver scoring many datasets loads it once)."""
+    """Score as the command line ``argv`` asks and write the result file; its path and the result. ``model``: the
+    ``--model`` folder loaded already (a driver scoring many datasets loads it once)."""
     args = arguments(argv)
     torch.set_num_threads(args.threads)
     data = dataset(args.dataset, args.pool, args.manifest)
@@ -218,7 +220,9 @@ def run(argv: list[str], model: Any | None = None) -> tuple[Path, dict[str, Any]
     else:
         baseline = model_parser(load_model(args.baseline), args.treebank or args.dataset)[0] if args.baseline else None
         measured = gold_mode(parse, gold, args.rounds, baseline)
-    pooled = {"ud_release": data.release, "train_split": data.train_split, "gold_labels": GOLD_LABELS[data.v1_test]} if data.train_split else {}
+    pooled = {} if data.train_split is None else {
+        "ud_release": data.release, "train_split": data.train_split, "gold_labels": GOLD_LABELS[data.v1_test],
+    }
     result = {
         "schema": SCHEMA, "treebank": args.dataset, "split": args.split, "gold": portable_path(gold_path), **pooled,
         "gold_lemmas": any(w.lemma != "_" for s in gold for w in s.words),  # False: Lemmas and BLEX compare "_" with "_"
