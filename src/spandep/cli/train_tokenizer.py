@@ -10,6 +10,7 @@ import typer
 
 from spandep.checks import Range
 from spandep.cli.common import bound, check_input, check_options, handle_errors
+from spandep.errors import OptionError
 from spandep.limits import limit
 
 
@@ -24,6 +25,8 @@ def train_tokenizer(
     layers: int = typer.Option(2, help="BiLSTM layers."),
     ngram_buckets: int = typer.Option(0, help="Hash buckets of the character bigrams and trigrams ending and starting at each character, whose embeddings are added to it (0: none; 2**16 or so for Chinese and Japanese)."),
     lexicon_lengths: int = typer.Option(0, help="Word-length buckets of the lexicon flags: for each character, whether a training word (seen twice or more) of that length starts, ends or goes on there (0: none)."),
+    encoder: str = typer.Option("", help="Encoder features: each character also reads the hidden state of the word piece that covers it, from the first --encoder-layers layers of this base encoder (a name of `spandep models`' bases such as multilingual-e5-small, or a local Hugging Face folder; frozen, not copied into the tokenizer; needs --augment 0). Empty: none."),
+    encoder_layers: int = typer.Option(4, help="With --encoder: how many of its first layers are read."),
     dropout: float = typer.Option(0.2, help="Dropout on embeddings, between and after the LSTM layers."),
     window: int = typer.Option(256, help="Training pieces: characters."),
     batch_size: int = typer.Option(32, help="Pieces per batch."),
@@ -39,6 +42,7 @@ def train_tokenizer(
     with handle_errors():
         import torch
 
+        from spandep.encoders.bases import model_path_problem
         from spandep.tokenization.model import NetConfig
         from spandep.training.tokenizer import TrainSettings, train_tokenizer as run
 
@@ -50,13 +54,16 @@ def train_tokenizer(
             ("--threads", threads, limit("threads").from_one), ("--dropout", dropout, Range(0, 1, integer=False, open_high=True)),
             ("--ngram-buckets", ngram_buckets, bound("tokenizer_ngram_buckets")),
             ("--lexicon-lengths", lexicon_lengths, bound("tokenizer_lexicon_lengths")),
+            ("--encoder-layers", encoder_layers, bound("tokenizer_encoder_layers")),
             ("--lr", lr, bound("tokenizer_lr")), ("--seed", seed, bound("seed")), ("--augment", augment, bound("tokenizer_augment")),
         )
+        if encoder and (problem := model_path_problem("--encoder", encoder)):
+            raise OptionError(problem)
         check_input(train, stdin=False)
         check_input(dev, stdin=False)
         torch.set_num_threads(threads)
         net = NetConfig(embedding=embedding, hidden=hidden, layers=layers, dropout=dropout, ngram_buckets=ngram_buckets,
-                        lexicon_lengths=lexicon_lengths)
+                        lexicon_lengths=lexicon_lengths, encoder=encoder, encoder_layers=encoder_layers if encoder else 0)
         settings = TrainSettings(net, epochs, patience, batch_size, window, lr, seed=seed, lr_decay_patience=lr_decay_patience,
                                  augment=augment, min_batches=min_batches)
         record = run(train, dev, output, settings)

@@ -4,8 +4,9 @@ Each character is the sum of an embedding of the character itself (the training 
 ``min_count`` times; others share one id) and of its class (its Unicode general category, or ``space`` for every
 whitespace character), so an unseen character still looks like a letter, a digit or a punctuation mark; opt-in
 (``ngram_buckets``, ``lexicon_lengths``), the sum also holds the embeddings of the hashed character n-grams around
-it and a projection of its lexicon flags (:mod:`.features`). A bidirectional LSTM reads the sequence and a linear
-layer gives, for every character, the logits of
+it and a projection of its lexicon flags (:mod:`.features`); opt-in (``encoder``), a projection of the hidden state
+of the base encoder's word piece that covers it (:mod:`.encoder_features`). A bidirectional LSTM reads the sequence
+and a linear layer gives, for every character, the logits of
 
 - ``token``: a token ends at this character;
 - ``sentence``: a sentence ends at this character (read where a token ends);
@@ -37,8 +38,9 @@ _CLASS_ID = {name: i for i, name in enumerate(CLASSES)}
 
 @dataclass(frozen=True)
 class NetConfig:
-    """Sizes of :class:`CharTagger`; ``ngram_buckets`` and ``lexicon_lengths`` 0: no such features (as every
-    tokenizer saved before them)."""
+    """Sizes of :class:`CharTagger`; ``ngram_buckets`` and ``lexicon_lengths`` 0, ``encoder`` empty: no such
+    features (as every tokenizer saved before them). ``encoder`` names the base encoder whose first
+    ``encoder_layers`` layers give the encoder features (:mod:`.encoder_features`)."""
 
     embedding: int = 32
     hidden: int = 64
@@ -46,6 +48,8 @@ class NetConfig:
     dropout: float = 0.2
     ngram_buckets: int = 0
     lexicon_lengths: int = 0
+    encoder: str = ""
+    encoder_layers: int = 0
 
 
 class CharVocab:
@@ -118,9 +122,10 @@ class BiLSTM(nn.Module):
 
 
 class CharTagger(nn.Module):
-    """Embeddings → BiLSTM → three logits per character (module docstring)."""
+    """Embeddings → BiLSTM → three logits per character (module docstring); ``encoder_width``: the hidden size of
+    the ``config.encoder`` (its vectors come with one more column, the piece-start flag)."""
 
-    def __init__(self, n_chars: int, config: NetConfig) -> None:
+    def __init__(self, n_chars: int, config: NetConfig, encoder_width: int = 0) -> None:
         super().__init__()
         self.config = config
         self.chars = nn.Embedding(n_chars, config.embedding, padding_idx=PAD)
@@ -129,18 +134,22 @@ class CharTagger(nn.Module):
             self.ngrams = nn.Embedding(config.ngram_buckets + 1, config.embedding, padding_idx=PAD)
         if config.lexicon_lengths:
             self.lexicon = nn.Linear(3 * config.lexicon_lengths, config.embedding)
+        if config.encoder:
+            self.pieces = nn.Linear(encoder_width + 1, config.embedding)
         self.dropout = nn.Dropout(config.dropout)
         self.lstm = BiLSTM(config.embedding, config.hidden, config.layers, config.dropout)
         self.out = nn.Linear(2 * config.hidden, len(HEADS))
 
-    def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """``ids`` (batch, n_chars, 2 + feature columns) right-padded with 0, ``lengths`` (batch,) → logits
-        (batch, n_chars, 3)."""
+    def forward(self, ids: torch.Tensor, lengths: torch.Tensor, vectors: torch.Tensor | None = None) -> torch.Tensor:
+        """``ids`` (batch, n_chars, 2 + feature columns) right-padded with 0, ``lengths`` (batch,), with an
+        ``encoder`` its ``vectors`` (batch, n_chars, encoder_width + 1) → logits (batch, n_chars, 3)."""
         x = self.chars(ids[..., 0]) + self.classes(ids[..., 1])  # (batch, n_chars, embedding)
         if self.config.ngram_buckets:
             x = x + self.ngrams(ids[..., 2:6]).sum(dim=2)  # (batch, n_chars, embedding)
         if self.config.lexicon_lengths:
             x = x + self.lexicon(ids[..., -3 * self.config.lexicon_lengths :].float())  # (batch, n_chars, embedding)
+        if self.config.encoder:
+            x = x + self.pieces(vectors)  # (batch, n_chars, embedding)
         x = self.dropout(x)  # (batch, n_chars, embedding)
         return self.out(self.dropout(self.lstm(x, lengths)))  # (batch, n_chars, 3)
 

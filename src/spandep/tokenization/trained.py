@@ -19,7 +19,10 @@ Decoding, per paragraph (every rule keeps each non-whitespace character in exact
   for forms the lexicon never saw as one), and the lexicon gives it two words or more.
 
 Saved as a folder: ``config.json`` (sizes, characters, thresholds, training record), ``model.safetensors`` and
-``mwt.json``; with a lexicon feature (:mod:`.features`) also ``words.json``, its words. :func:`load_tokenizer` also accepts a model folder that holds such a folder as ``tokenizer/``.
+``mwt.json``; with a lexicon feature (:mod:`.features`) also ``words.json``, its words; with encoder features
+(:mod:`.encoder_features`) the config names the base encoder, whose weights stay where it is installed (the loader's
+``encoder_folder`` finds it). :func:`load_tokenizer` also accepts a model folder that holds such a folder as
+``tokenizer/``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -36,6 +40,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from spandep.errors import ModelError
+from spandep.tokenization.encoder_features import PieceVectors, local_folder
 from spandep.tokenization.features import CharFeatures
 from spandep.tokenization.model import CLASSES, CharTagger, CharVocab, NetConfig
 from spandep.tokenization.mwt import MwtLexicon
@@ -78,7 +83,8 @@ def bound_sentences(ends: np.ndarray, scores: np.ndarray, most: int) -> np.ndarr
 
 
 class TrainedTokenizer(Tokenizer):
-    """Tokens, sentences and multiword tokens from a trained network (module docstring)."""
+    """Tokens, sentences and multiword tokens from a trained network (module docstring); ``pieces``: the encoder
+    features of a network with an ``encoder``."""
 
     def __init__(
         self,
@@ -91,6 +97,7 @@ class TrainedTokenizer(Tokenizer):
         context: int = 50,
         batch_size: int = 64,
         max_tokens: int = 0,
+        pieces: PieceVectors | None = None,
     ) -> None:
         if mwt_decision not in ("net", "lexicon"):
             raise ValueError(f"mwt_decision must be 'net' or 'lexicon', not {mwt_decision!r}")
@@ -103,12 +110,14 @@ class TrainedTokenizer(Tokenizer):
         self.context = context
         self.batch_size = batch_size
         self.max_tokens = max_tokens
+        self.pieces = pieces
 
     # ------------------------------------------------------------------------------------------ reading
 
     def probabilities(self, text: str, paras: list[Paragraph]) -> tuple[list[np.ndarray], np.ndarray]:
         """Per paragraph, ``(n_chars, 3)`` float32 probabilities of :data:`~.model.HEADS`; and the encoded text."""
-        ids = self.vocab.encode(text)  # (len(text), 2)
+        ids = self.vocab.encode(text)  # (len(text), 2 + features)
+        vectors = self.pieces.vectors(text, paras) if self.pieces else None  # (len(text), width + 1)
         pieces: list[tuple[int, int, int, int, int]] = []  # paragraph, read from, core from, core to, read to
         for k, (a, b) in enumerate(paras):
             for s in range(a, b, self.window):
@@ -123,7 +132,8 @@ class TrainedTokenizer(Tokenizer):
                 padded = np.zeros((len(batch), max(lengths), ids.shape[1]), dtype=np.int64)  # (batch, n_chars, 2 + features)
                 for row, (_, read_from, _, _, read_to) in enumerate(batch):
                     padded[row, : read_to - read_from] = ids[read_from:read_to]
-                logits = self.net(torch.from_numpy(padded), torch.tensor(lengths))  # (batch, n_chars, 3)
+                spans = [(read_from, read_to) for _, read_from, _, _, read_to in batch]
+                logits = self.net(torch.from_numpy(padded), torch.tensor(lengths), padded_rows(vectors, spans))  # (batch, n_chars, 3)
                 probs = torch.sigmoid(logits).numpy()  # (batch, n_chars, 3)
                 for row, (k, read_from, core_from, core_to, _) in enumerate(batch):
                     a = paras[k][0]
@@ -218,8 +228,20 @@ class TrainedTokenizer(Tokenizer):
             (folder / WORDS_FILE).write_text(json.dumps(self.vocab.features.words, ensure_ascii=False), encoding="utf-8")
 
 
-def load_tokenizer(path: str | Path) -> TrainedTokenizer:
-    """The tokenizer saved in ``path``, or in ``path/tokenizer`` (a parser's model folder)."""
+def padded_rows(vectors: np.ndarray | None, spans: list[tuple[int, int]]) -> torch.Tensor | None:
+    """The rows ``[a, b)`` of ``vectors`` (n_chars, columns) for each span, right-padded with zeros: (batch,
+    longest, columns); ``None`` for no vectors."""
+    if vectors is None:
+        return None
+    out = np.zeros((len(spans), max(b - a for a, b in spans), vectors.shape[1]), dtype=np.float32)  # (batch, n_chars, columns)
+    for row, (a, b) in enumerate(spans):
+        out[row, : b - a] = vectors[a:b]
+    return torch.from_numpy(out)
+
+
+def load_tokenizer(path: str | Path, encoder_folder: Callable[[str], str] = local_folder) -> TrainedTokenizer:
+    """The tokenizer saved in ``path``, or in ``path/tokenizer`` (a parser's model folder); ``encoder_folder`` turns
+    the name of the encoder of encoder features into its folder."""
     folder = Path(path)
     if not (folder / "config.json").is_file() and (folder / TOKENIZER_FOLDER / "config.json").is_file():
         folder = folder / TOKENIZER_FOLDER
@@ -231,18 +253,20 @@ def load_tokenizer(path: str | Path) -> TrainedTokenizer:
         words = json.loads((folder / WORDS_FILE).read_text(encoding="utf-8")) if net_config.lexicon_lengths else []
         features = CharFeatures(net_config.ngram_buckets, net_config.lexicon_lengths, words)
         vocab = CharVocab(list(config["chars"]), features)
-        net = CharTagger(len(vocab), net_config)
+        pieces = PieceVectors(net_config.encoder, encoder_folder(net_config.encoder), net_config.encoder_layers) if net_config.encoder else None
+        net = CharTagger(len(vocab), net_config, pieces.width if pieces else 0)
         net.load_state_dict(load_file(str(folder / "model.safetensors")))
         lexicon = MwtLexicon.from_json(json.loads((folder / "mwt.json").read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
         raise ModelError(f"cannot load the tokenizer in {folder}: {exc}") from None
     thresholds = replace(Thresholds(), **config["thresholds"])
     return TrainedTokenizer(vocab, net, lexicon, thresholds, config["mwt_decision"], config["window"], config["context"],
-                            max_tokens=config.get("max_tokens", 0))
+                            max_tokens=config.get("max_tokens", 0), pieces=pieces)
 
 
-def tokenizer_for(model: str | Path, treebank: str | None = None) -> Tokenizer:
+def tokenizer_for(model: str | Path, treebank: str | None = None, encoder_folder: Callable[[str], str] = local_folder) -> Tokenizer:
     """The tokenizer of a parser's model folder: its trained ``tokenizer/`` (for ``treebank`` of a model trained on
-    several, ``tokenizers/<treebank>/``) where it has one, else the rule fallback."""
+    several, ``tokenizers/<treebank>/``) where it has one, else the rule fallback (``encoder_folder``:
+    :func:`load_tokenizer`)."""
     folder = tokenizer_folder(Path(model), treebank)
-    return load_tokenizer(folder) if (folder / "config.json").is_file() else RuleTokenizer()
+    return load_tokenizer(folder, encoder_folder) if (folder / "config.json").is_file() else RuleTokenizer()

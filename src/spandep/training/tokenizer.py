@@ -10,7 +10,10 @@ variants and joins some paragraphs to the one before (:func:`~spandep.tokenizati
 the seed and the epoch); the targets are built from the rewritten paragraphs' own spans, and the character list
 and the multiword-token lexicon from the training text and one rewriting of every sentence, so the variants'
 characters have embeddings and their multiword tokens (it "dell’") their words. The lexicon of the opt-in word
-feature (:mod:`~spandep.tokenization.features`) is learnt from the training text's tokens as they are.
+feature (:mod:`~spandep.tokenization.features`) is learnt from the training text's tokens as they are. With encoder
+features (:mod:`~spandep.tokenization.encoder_features`, ``net.encoder``), the piece vectors of the training and dev
+text are computed once into ``OUT/cache/*.npy`` (read through a memory map, reused when the run resumes); they are of
+the text as it is, so such a run takes no ``augment``.
 
 After each epoch the dev file's raw text is tokenized with the default thresholds (0.5) and scored
 (:mod:`.selection`); the best epoch's weights are kept. The learning rate is halved after ``lr_decay_patience``
@@ -38,7 +41,10 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from spandep.data.output import relative_paths
+from spandep.encoders.bases import resolve_model_path
+from spandep.errors import OptionError
 from spandep.tokenization.corpus import GoldParagraph, raw_text, read_paragraphs
+from spandep.tokenization.encoder_features import PieceVectors, cached_vectors
 from spandep.tokenization.features import CharFeatures
 from spandep.tokenization.model import HEADS, CharTagger, CharVocab, NetConfig
 from spandep.tokenization.mwt import MwtLexicon
@@ -88,10 +94,12 @@ def _targets(p: GoldParagraph) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _Data:
-    """Encoded training paragraphs (an epoch's variants of them, with ``augment``) and the pieces of an epoch."""
+    """Encoded training paragraphs (an epoch's variants of them, with ``augment``) and the pieces of an epoch;
+    ``vectors``: each paragraph's encoder features (n_chars, columns), or ``None``."""
 
-    def __init__(self, paras: list[GoldParagraph], vocab: CharVocab, window: int, augment: float = 0.0) -> None:
-        self.paras, self.vocab, self.window, self.augment = paras, vocab, window, augment
+    def __init__(self, paras: list[GoldParagraph], vocab: CharVocab, window: int, augment: float = 0.0,
+                 vectors: list[np.ndarray] | None = None) -> None:
+        self.paras, self.vocab, self.window, self.augment, self.vectors = paras, vocab, window, augment, vectors
         self._encode(paras)
 
     def _encode(self, paras: list[GoldParagraph]) -> None:
@@ -124,12 +132,14 @@ class _Data:
             target[row, : b - a] = self.targets[k][0][a:b]
             mask[row, : b - a] = self.targets[k][1][a:b]
         lengths = torch.tensor([b - a for _, a, b in batch])  # (batch,)
-        return torch.from_numpy(ids), lengths, torch.from_numpy(target), torch.from_numpy(mask)
+        vectors = None if self.vectors is None else torch.from_numpy(np.stack(
+            [np.pad(self.vectors[k][a:b], ((0, width - (b - a)), (0, 0))) for k, a, b in batch]))  # (batch, n_chars, columns)
+        return torch.from_numpy(ids), lengths, torch.from_numpy(target), torch.from_numpy(mask), vectors
 
 
 def _loss(net: CharTagger, data: _Data, batch: list[tuple[int, int, int]]) -> torch.Tensor:
-    ids, lengths, target, mask = data.tensors(batch)
-    logits = net(ids, lengths)  # (batch, n_chars, 3)
+    ids, lengths, target, mask, vectors = data.tensors(batch)
+    logits = net(ids, lengths, vectors)  # (batch, n_chars, 3)
     losses = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")  # (batch, n_chars, 3)
     per_head = (losses * mask).sum(dim=(0, 1)) / mask.sum(dim=(0, 1)).clamp(min=1.0)  # (3,)
     return per_head.sum()
@@ -167,9 +177,34 @@ def _choose_settings(tokenizer: TrainedTokenizer, dev: list[GoldParagraph]) -> t
     return best, tried
 
 
-def _net(vocab: CharVocab, settings: TrainSettings) -> CharTagger:
+def _net(vocab: CharVocab, settings: TrainSettings, pieces: PieceVectors | None) -> CharTagger:
     torch.manual_seed(settings.seed)
-    return CharTagger(len(vocab), settings.net)
+    return CharTagger(len(vocab), settings.net, pieces.width if pieces else 0)
+
+
+def _pieces(settings: TrainSettings) -> PieceVectors | None:
+    """The encoder features' reader of ``settings.net.encoder`` (``None`` without one); an :class:`OptionError` for
+    an encoder this machine lacks, layers it has not, or ``augment`` beside it."""
+    net = settings.net
+    if not net.encoder:
+        return None
+    if settings.augment > 0:
+        raise OptionError("--encoder: its piece vectors are computed once, from the training text as it is; add --augment 0")
+    try:
+        return PieceVectors(net.encoder, resolve_model_path(net.encoder), net.encoder_layers)
+    except (OSError, ValueError) as exc:
+        raise OptionError(f"--encoder {net.encoder}: {exc}") from None
+
+
+def _paragraph_vectors(pieces: PieceVectors | None, paras: list[GoldParagraph], cache: Path) -> list[np.ndarray] | None:
+    """Each paragraph's encoder features, from one cache file of their texts end to end (``None`` without
+    ``pieces``)."""
+    if pieces is None:
+        return None
+    ends = np.cumsum([len(p.text) for p in paras]).tolist()
+    spans = list(zip([0, *ends[:-1]], ends))
+    vectors = cached_vectors(pieces, "".join(p.text for p in paras), spans, cache, "train")  # (n_chars, columns)
+    return [vectors[a:b] for a, b in spans]
 
 
 def train_tokenizer(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str, Any]:
@@ -186,8 +221,12 @@ def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str
     features = CharFeatures.learn(settings.net.ngram_buckets, settings.net.lexicon_lengths, words)
     vocab = CharVocab.build((p.text for p in seen), settings.min_char_count, features)
     lexicon = MwtLexicon.learn((p.text[t.start : t.end], t.words) for p in seen for s in p.sentences for t in s)
-    data = _Data(train_paras, vocab, settings.window, settings.augment)
-    net = _net(vocab, settings)
+    pieces = _pieces(settings)
+    data = _Data(train_paras, vocab, settings.window, settings.augment, _paragraph_vectors(pieces, train_paras, out / "cache"))
+    if pieces is not None:
+        dev_text = raw_text(dev_paras)
+        cached_vectors(pieces, dev_text, paragraphs(dev_text), out / "cache", "dev")
+    net = _net(vocab, settings, pieces)
     optimizer = torch.optim.Adam(net.parameters(), lr=settings.lr)
     meta = load_checkpoint(out / "checkpoint", net, optimizer) or {
         "step": 0, "best_epoch": 0, "best_total": -1.0, "last_decay": 0, "history": [], "settings": asdict(settings)
@@ -208,7 +247,7 @@ def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str
             torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
             optimizer.step()
             total += float(loss.detach())
-        scores = _evaluate(TrainedTokenizer(vocab, net, lexicon), dev_paras)
+        scores = _evaluate(TrainedTokenizer(vocab, net, lexicon, pieces=pieces), dev_paras)
         seconds = time.perf_counter() - started
         lr = optimizer.param_groups[0]["lr"]
         meta["history"].append(
@@ -229,7 +268,7 @@ def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str
         meta["step"] = epoch
         save_checkpoint(out / "checkpoint", net, optimizer, meta)
     net.load_state_dict(load_file(str(out / "best.safetensors")))
-    tokenizer, tried = _choose_settings(TrainedTokenizer(vocab, net, lexicon), dev_paras)
+    tokenizer, tried = _choose_settings(TrainedTokenizer(vocab, net, lexicon, pieces=pieces), dev_paras)
     record = {
         "train_file": relative_paths(str(train)), "dev_file": relative_paths(str(dev)), "settings": asdict(settings), "best_epoch": meta["best_epoch"],
         "epochs_run": epoch, "history": meta["history"], "decoding_on_dev": tried,
