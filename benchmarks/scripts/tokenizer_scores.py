@@ -47,6 +47,7 @@ from benchmarks.suite.record import checkout, machine, portable_path, write_json
 from benchmarks.suite.systems import DATA, DATASETS, REPO, Dataset
 from spandep.data.conllu import format_sentence
 from spandep.data.sentence import Sentence
+from spandep.encoders.bases import resolve_model_path
 from spandep.tokenization import RuleTokenizer, Tokenizer
 from spandep.tokenization.corpus import lossless_problems, raw_text, read_paragraphs
 from spandep.tokenization.inputs import read_raw_text
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, help="Result file (default benchmarks/results/tokenizer/<treebank>[__rules].json).")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    tokenizer = load_tokenizer(args.tokenizer) if args.tokenizer else RuleTokenizer()
+    tokenizer = load_tokenizer(args.tokenizer, resolve_model_path) if args.tokenizer else RuleTokenizer()
     result: dict[str, Any] = {
         "schema": "spandep-tokenizer-scores/1", "treebank": args.treebank, **tokenizer_info(args.tokenizer), "scorer": "udtools.udeval (CoNLL 2018)",
         "command": "python " + " ".join([portable_path(sys.argv[0]), *(argv or sys.argv[1:])]),

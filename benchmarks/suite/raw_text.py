@@ -52,6 +52,7 @@ from benchmarks.suite.systems import DATASETS, GOLD_LABELS, POOL_MANIFEST, RESUL
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence, Token
 from spandep.data.udv1 import to_v2
+from spandep.encoders.bases import resolve_model_path
 from spandep.evaluation.conll18 import evaluate_conll18
 from spandep.evaluation.metrics import evaluate
 from spandep.options import InferenceOptions
@@ -216,7 +217,7 @@ def run(argv: list[str], model: Any | None = None) -> tuple[Path, dict[str, Any]
     treebank = options.treebank
     if args.mode == "raw":
         text = raw_text(read_paragraphs(gold_path))
-        measured = raw_mode(parse, gold, text, tokenizer_for(args.model, treebank), args.rounds)
+        measured = raw_mode(parse, gold, text, tokenizer_for(args.model, treebank, resolve_model_path), args.rounds)
     else:
         baseline = model_parser(load_model(args.baseline), args.treebank or args.dataset)[0] if args.baseline else None
         measured = gold_mode(parse, gold, args.rounds, baseline)

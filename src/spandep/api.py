@@ -80,9 +80,11 @@ class ModelSpec:
     def load(self) -> Pipeline:
         """The :class:`Pipeline`: the model, its folder's tokenizer (of the treebank of ``options``) and ``options``
         (``ValueError`` for a setting the model does not take)."""
+        from spandep.encoders.bases import resolve_model_path
         from spandep.tokenization import tokenizer_for
 
-        return Pipeline(self.load_model(), self.options, tokenizer_for(self.folder, self.options.treebank), self)
+        tokenizer = tokenizer_for(self.folder, self.options.treebank, resolve_model_path)  # a base encoder's features by name
+        return Pipeline(self.load_model(), self.options, tokenizer, self)
 
 
 class Pipeline:

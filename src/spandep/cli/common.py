@@ -121,6 +121,7 @@ def text_tokenizer(choice: str, nlp: Pipeline) -> Tokenizer:
     """The tokenizer ``--tokenizer`` names: ``model`` (the pipeline's: its model folder's trained one, that of its
     treebank in a model of several, else the rules), ``rules``, or the path of a tokenizer folder (``spandep
     train-tokenizer`` output, or a model folder that holds one)."""
+    from spandep.encoders.bases import resolve_model_path
     from spandep.tokenization import RuleTokenizer, load_tokenizer
 
     if choice == "model":
@@ -129,4 +130,4 @@ def text_tokenizer(choice: str, nlp: Pipeline) -> Tokenizer:
         return RuleTokenizer()
     if not Path(choice).is_dir():
         raise OptionError(f"--tokenizer: use model, rules or a tokenizer folder; {choice!r} is not a folder")
-    return load_tokenizer(choice)
+    return load_tokenizer(choice, resolve_model_path)
