@@ -137,3 +137,29 @@ def test_encoder_options_are_one_line_errors(tmp_path, tiny_transformer_dir, mor
 def test_an_unknown_encoder_is_a_one_line_error(tmp_path):
     _, result = _train(tmp_path, tmp_path / "no-such-encoder")
     assert result.exit_code == 2 and result.output.count("\n") == 1 and "--encoder" in result.output, result.output
+
+
+def test_a_model_whose_tokenizer_names_a_base_parses_raw_text(tmp_path, tiny_models):
+    """spandep.load resolves the encoder of a model folder's tokenizer by the base's name (encoders.bases)."""
+    import shutil
+
+    import spandep
+    from spandep.encoders.bases import MINILM_ALIAS, resolve_model_path
+    from spandep.tokenization.model import CharTagger, CharVocab, NetConfig
+    from spandep.tokenization.mwt import MwtLexicon
+    from spandep.tokenization.trained import TrainedTokenizer
+
+    pieces = PieceVectors(MINILM_ALIAS, resolve_model_path(MINILM_ALIAS), 1)
+    config = NetConfig(embedding=8, hidden=8, layers=1, dropout=0.0, encoder=MINILM_ALIAS, encoder_layers=1)
+    vocab = CharVocab.build([TEXT], min_count=1)
+    torch.manual_seed(0)
+    tokenizer = TrainedTokenizer(vocab, CharTagger(len(vocab), config, pieces.width), MwtLexicon.learn([]), pieces=pieces)
+    model = tmp_path / "model"
+    shutil.copytree(tiny_models["biaffine"], model)
+    shutil.rmtree(model / "tokenizer", ignore_errors=True)
+    tokenizer.save(model / "tokenizer", {})
+    nlp = spandep.load(model)
+    assert nlp.tokenizer.pieces.name == MINILM_ALIAS
+    text = "Dr. Smith came. She left!"
+    doc = nlp(text)
+    assert doc.text == text and "".join(w.text for s in doc for w in s) == text.replace(" ", "")
