@@ -9,7 +9,7 @@ float32 parse of the same model. The same model trained on the CPU is parsed too
 device shows as its LAS beside the CPU-trained model's. Prints one JSON object (also written to ``--out``, model by
 model as each is done).
 
-    python -m benchmarks.scripts.cuda_check --device cuda --work /tmp/cuda_check --out cuda_check.json
+    python -m benchmarks.scripts.cuda_check --device cuda --work runs/cuda_check --out benchmarks/results/cuda/cuda_check.json
 
 The tokenizer files of the tiny model come from the all-MiniLM-L6-v2 base (``--vocab DIR`` gives a folder holding
 them instead, for a machine where that base is not installed).
@@ -158,7 +158,10 @@ def main() -> None:
     args = parser.parse_args()
     import torch
 
-    report = {"device": args.device, "torch": torch.__version__, "cuda": torch.cuda.is_available(),
+    from spandep.evaluation.provenance import machine
+
+    report = {"schema": "spandep-cuda-check/1", "command": "python -m benchmarks.scripts.cuda_check " + " ".join(sys.argv[1:]),
+              "machine": machine(args.device), "device": args.device, "torch": torch.__version__, "cuda": torch.cuda.is_available(),
               "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None, "models": {}}
     check(args.work, args.device, args.vocab, report, args.out)
     print(json.dumps(report, indent=1))

@@ -1,29 +1,37 @@
-"""The table of heads rebuilt with characters and sentence context (issue 45, BENCHMARKS.md "Heads with characters
-and sentence context"): one row per ``benchmarks/results/heads/<dataset>__<split>__chars.json``
-(``benchmarks.scripts.heads_finetune ... --step chars``), the shipped model and the rebuilt one side by side.
+"""The tables of heads trained anew over a shipped model's frozen encoder (issue 45), one per step of
+``benchmarks.scripts.heads_finetune ... --step STEP``: ``chars`` (BENCHMARKS.md "Heads with characters and sentence
+context") and ``extra`` ("Heads trained on more of the language's data"); one row per
+``benchmarks/results/heads/<dataset>__<split>__<step>.json``, the model before and after side by side.
 
-    python -m benchmarks.scripts.heads_table --doc BENCHMARKS.md
+    python -m benchmarks.scripts.heads_table --doc BENCHMARKS.md   # every step's table between its markers
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+from pathlib import Path
 
-from benchmarks.suite.report import table_main
+from benchmarks.suite.report import print_or_replace
 from benchmarks.suite.systems import REPO
 
 RESULTS = REPO / "benchmarks" / "results" / "heads"
-BEGIN, END = "<!-- heads-chars:begin -->", "<!-- heads-chars:end -->"
+STEPS = {"chars": "the table of heads with characters and context", "extra": "the table of heads trained on more data"}
 COLUMNS = ("UPOS", "UFeats", "Lemmas", "LAS", "MLAS", "BLEX")
 
 
-def render() -> str:
-    """The markdown table of every ``__chars`` result file, by dataset then split (dev first)."""
+def markers(step: str) -> tuple[str, str]:
+    """The markers of ``step``'s table in a document."""
+    return f"<!-- heads-{step}:begin -->", f"<!-- heads-{step}:end -->"
+
+
+def render(step: str = "chars") -> str:
+    """The markdown table of every ``__<step>`` result file, by dataset then split (dev first)."""
     rows = [
         f"| treebank | split | {' | '.join(COLUMNS)} | unseen-form lemmas | same trees | source |",
         "|---|---|" + "---|" * len(COLUMNS) + "---|---|---|",
     ]
-    files = sorted(RESULTS.glob("*__chars.json"), key=lambda p: (p.name.split("__")[0], p.name.split("__")[1] != "dev"))
+    files = sorted(RESULTS.glob(f"*__{step}.json"), key=lambda p: (p.name.split("__")[0], p.name.split("__")[1] != "dev"))
     for path in files:
         r = json.loads(path.read_text(encoding="utf-8"))
         cells = [f"{r['before'][c]:.2f} → {r['after'][c]:.2f}" for c in COLUMNS]
@@ -35,5 +43,13 @@ def render() -> str:
     return "\n".join(rows) + "\n"
 
 
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--doc", type=Path, help="write each step's table between its markers of this file")
+    doc = ap.parse_args().doc
+    for step, what in STEPS.items():
+        print_or_replace(render(step), doc, *markers(step), what)
+
+
 if __name__ == "__main__":
-    table_main(__doc__, render, BEGIN, END, "the table of heads with characters and context")
+    main()
