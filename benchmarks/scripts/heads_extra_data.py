@@ -6,9 +6,12 @@ feature bundles; the dev and test splits of the language's other treebanks in ``
 its best epoch on the target's own dev). Only the extra treebanks' **dev** splits are taken (their tests stay
 unseen), and their FEATS lose the feature names the target's training file never uses (cs_cac and cs_fictree mark
 ``NameType``, which cs_cltt does not annotate: a head that learnt it would add it to cs_cltt words). Every other
-column is kept as released. The target's training file comes first, unchanged.
+column is kept as released. The target's training file comes first, unchanged. An extra sentence whose text is in
+one of the ``--exclude`` files (the target's dev and test: its epochs are chosen on the one and it is scored on the
+other) is dropped, as ``multilingual_pool.py`` deduplicates (``text_key``): UD 2.2 Italian ISDT's dev holds 142 of
+the 156 sentences of it_partut's dev.
 
-    python -m benchmarks.scripts.heads_extra_data TARGET_TRAIN EXTRA_DEV [EXTRA_DEV ...] -o OUT.conllu
+    python -m benchmarks.scripts.heads_extra_data TARGET_TRAIN EXTRA_DEV [EXTRA_DEV ...] --exclude TARGET_DEV TARGET_TEST -o OUT.conllu
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import argparse
 import json
 from pathlib import Path
 
+from benchmarks.scripts.multilingual_pool import text_key
+from spandep.data.conllu import read_conllu
 from spandep.data.reading import decoded_lines
 
 
@@ -33,6 +38,17 @@ def feature_names(text: str) -> set[str]:
         if len(cols) == 10 and cols[0].isdigit() and cols[5] != "_":
             names |= {pair.split("=", 1)[0] for pair in cols[5].split("|")}
     return names
+
+
+def without(path: Path, excluded: set[str]) -> tuple[str, int]:
+    """The text of ``path`` without its sentences whose :func:`text_key` is in ``excluded``, and how many those were
+    (the file's sentence blocks and its sentences as read correspond one to one)."""
+    blocks = [b for b in read(path).split("\n\n") if b.strip()]
+    sentences = list(read_conllu(str(path)))
+    if len(blocks) != len(sentences):
+        raise SystemExit(f"{path}: {len(blocks)} sentence blocks but {len(sentences)} sentences read")
+    kept = [b for b, s in zip(blocks, sentences) if text_key(s) not in excluded]
+    return "\n\n".join(kept) + "\n\n", len(blocks) - len(kept)
 
 
 def restricted(text: str, keep: set[str]) -> tuple[str, int]:
@@ -55,15 +71,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("target", type=Path, help="The target treebank's training CoNLL-U (.xz and .gz read too).")
     parser.add_argument("extra", type=Path, nargs="+", help="Dev splits of the language's other treebanks.")
+    parser.add_argument("--exclude", type=Path, nargs="+", required=True, help="The target's dev and test: their sentences are dropped from the extra files.")
     parser.add_argument("-o", "--output", type=Path, required=True)
     args = parser.parse_args()
     target = read(args.target)
     keep = feature_names(target)
+    excluded = {text_key(s) for path in args.exclude for s in read_conllu(str(path))}
     parts, record = [target.rstrip("\n") + "\n\n"], {}
     for path in args.extra:
-        text, removed = restricted(read(path), keep)
+        kept, dropped = without(path, excluded)
+        text, removed = restricted(kept, keep)
         parts.append(text)
-        record[path.name] = {"sentences": text.count("\n\n"), "features_removed": removed, "names_removed": sorted(feature_names(read(path)) - keep)}
+        record[path.name] = {"sentences": text.count("\n\n"), "dropped_in_target_dev_or_test": dropped,
+                             "features_removed": removed, "names_removed": sorted(feature_names(read(path)) - keep)}
     args.output.write_text("".join(parts), encoding="utf-8")
     print(json.dumps(record, indent=1))
 
