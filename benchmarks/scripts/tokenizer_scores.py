@@ -44,7 +44,7 @@ import torch
 from udtools import udeval
 
 from benchmarks.suite.record import checkout, machine, portable_path, write_json
-from benchmarks.suite.systems import DATA, DATASETS, REPO, Dataset
+from benchmarks.suite.systems import DATA, DATASETS, REPO, Dataset, pool_dataset, pool_entries, pool_folder
 from spandep.data.conllu import format_sentence
 from spandep.data.sentence import Sentence
 from spandep.encoders.bases import resolve_model_path
@@ -69,21 +69,12 @@ SCRIPTS_WITHOUT_SPACES = {
     "vi_vtb": _xz("vi_vtb", "vi_vtb-ud"),
     "th_tud": _xz("th_tud", "th_tud-ud"),
 }
-POOL = Path(os.environ.get("SPANDEP_POOL", REPO / "runs" / "pool"))
-POOL_MANIFEST = REPO / "benchmarks" / "results" / "multilingual_pool.json"
-
-
-def pool_treebanks(manifest: Path = POOL_MANIFEST, pool: Path = POOL) -> dict[str, Dataset]:
+def pool_treebanks() -> dict[str, Dataset]:
     """The multilingual pool's treebanks (issue 46; ``benchmarks/scripts/multilingual_pool.py`` writes the pool
     folder, ``$SPANDEP_POOL`` or ``runs/pool``): train and dev as the pool wrote them (a dev-only language's train
-    is its pooled dev less the held-out part, its dev that part), test as released in the data folder."""
-    if not manifest.is_file():
-        return {}
-    entries = json.loads(manifest.read_text(encoding="utf-8"))["treebanks"]
-    return {
-        name: Dataset(pool / name / "train.conllu", pool / name / "dev.conllu", DATA / Path(e["sources"]["test"]).relative_to("../shared/data"))
-        for name, e in entries.items()
-    }
+    is its pooled dev less the held-out part, its dev that part), test as released in the data folder
+    (:func:`~benchmarks.suite.systems.pool_dataset`)."""
+    return {name: pool_dataset(name, pool_folder()) for name in pool_entries()}
 
 
 TREEBANKS = {**pool_treebanks(), **DATASETS, **SCRIPTS_WITHOUT_SPACES}

@@ -70,10 +70,11 @@ def pool_folder() -> Path:
 def pool_dataset(name: str, pool: Path, manifest: Path = POOL_MANIFEST) -> Dataset:
     """Treebank ``name`` of the multilingual pool: train and dev from the pool folder ``pool`` (``<name>/train.conllu``,
     ``dev.conllu``: a dev-only treebank's training part and held-out part), test as released (the manifest's source,
-    compressed or not, relative to the repository's root); a ``KeyError`` for a name the manifest lacks."""
+    compressed or not, relative to the repository's root, normalised: a released file is under :data:`DATA`); a
+    ``KeyError`` for a name the manifest lacks."""
     entry = pool_entries(manifest)[name]
     return Dataset(
-        pool / name / "train.conllu", pool / name / "dev.conllu", REPO / entry["sources"]["test"],
+        pool / name / "train.conllu", pool / name / "dev.conllu", Path(os.path.normpath(REPO / entry["sources"]["test"])),
         release=entry["release"], train_split=entry["train_split"], v1_test=entry["ud_version"] == 1,
     )
 
