@@ -25,9 +25,11 @@ import socket
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
+
+import numpy as np
 
 from spandep.errors import OutputError
 
@@ -253,3 +255,18 @@ def relative_paths(record: Any) -> Any:
         return os.path.relpath(record)
     return record
 
+
+def cached_array(path: Path, shape: tuple[int, ...], fill: Callable[[np.ndarray], None]) -> np.ndarray:
+    """A float32 array of ``shape`` kept in the ``.npy`` file ``path`` (a cache of vectors computed once, reused when a
+    run resumes): where the file is missing, ``fill`` writes the array (given zeroed and memory-mapped, so memory stays
+    bounded) into a temporary file beside it, renamed to ``path`` when done; then read back through a memory map,
+    read-only, as the file holds it (whatever its shape: the caller checks that it is the one wanted)."""
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp.npy")
+        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=shape)  # shape, zeros
+        fill(out)
+        out.flush()
+        del out
+        os.replace(tmp, path)
+    return np.load(path, mmap_mode="r")

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from spandep.data.output import cached_array
 from spandep.errors import ModelError
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # no model hub is ever asked (as spandep.encoders does)
@@ -139,15 +140,6 @@ def cached_vectors(pieces: PieceVectors, text: str, spans: list[tuple[int, int]]
     atomically; the key names the text, encoder and depth, so a resumed run reuses the file and other settings make
     another) and read back through a memory map; ``pieces`` knows them from then on."""
     path = folder / f"{label}-{pieces.key(text + repr(spans))}.npy"
-    if not path.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp.npy")
-        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(len(text), pieces.columns))  # (n_chars, width + 1)
-        out[:] = 0.0
-        pieces.fill(text, spans, out)
-        out.flush()
-        del out
-        os.replace(tmp, path)
-    vectors = np.load(path, mmap_mode="r")  # (n_chars, width + 1)
+    vectors = cached_array(path, (len(text), pieces.columns), lambda out: pieces.fill(text, spans, out))  # (n_chars, width + 1)
     pieces.known[text] = vectors
     return vectors

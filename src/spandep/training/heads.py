@@ -41,7 +41,7 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 
 from spandep.data.batching import token_batches
-from spandep.data.output import relative_paths, sibling_folder, usual_permissions
+from spandep.data.output import cached_array, relative_paths, sibling_folder, usual_permissions
 from spandep.data.sentence import Sentence
 from spandep.errors import ModelError, OptionError
 from spandep.models import Parser
@@ -85,23 +85,17 @@ class VectorCache:
     def __init__(self, model: Parser, sentences: Sequence[Sentence], path: Path, batch_words: int) -> None:
         self.lengths = [len(s) + 1 for s in sentences]
         self.offsets = np.concatenate([[0], np.cumsum(self.lengths)])
-        if not path.is_file():
-            self._write(model, sentences, path, batch_words)
-        self.vectors = np.load(path, mmap_mode="r")  # (words + sentences, width)
+        shape = (int(self.offsets[-1]), model.width)
+        self.vectors = cached_array(path, shape, lambda out: self._write(model, sentences, out, batch_words))  # (words + sentences, width)
         if self.vectors.shape[0] != self.offsets[-1]:
             raise OptionError(f"{path} holds vectors of other sentences: remove {path.parent} and run again")
 
-    def _write(self, model: Parser, sentences: Sequence[Sentence], path: Path, batch_words: int) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp.npy")
-        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(int(self.offsets[-1]), model.width))  # (words + sentences, width)
+    def _write(self, model: Parser, sentences: Sequence[Sentence], out: np.ndarray, batch_words: int) -> None:
+        """The word vectors of ``sentences`` into ``out`` (words + sentences, width), each sentence at its offset."""
         with torch.no_grad():
             for idx, batch, x in model.encoded_batches(sentences, InferenceOptions(batch_tokens=batch_words)):  # x: (batch, 1 + n, width)
                 for b, i in enumerate(idx):
                     out[self.offsets[i] : self.offsets[i + 1]] = x[b, : self.lengths[i]].float().cpu().numpy()  # (1 + n_i, width)
-        out.flush()
-        del out
-        os.replace(tmp, path)
 
     def batch(self, idx: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
         """The padded vectors ``(batch, 1 + n, width)`` and word mask ``(batch, 1 + n)`` of sentences ``idx``."""
