@@ -40,10 +40,10 @@ def feature_names(text: str) -> set[str]:
     return names
 
 
-def without(path: Path, excluded: set[str]) -> tuple[str, int]:
-    """The text of ``path`` without its sentences whose :func:`text_key` is in ``excluded``, and how many those were
-    (the file's sentence blocks and its sentences as read correspond one to one)."""
-    blocks = [b for b in read(path).split("\n\n") if b.strip()]
+def without(text: str, path: Path, excluded: set[str]) -> tuple[str, int]:
+    """``text``, that of ``path``, without its sentences whose :func:`text_key` is in ``excluded``, and how many those
+    were (the file's sentence blocks and its sentences as read correspond one to one)."""
+    blocks = [b for b in text.split("\n\n") if b.strip()]
     sentences = list(read_conllu(str(path)))
     if len(blocks) != len(sentences):
         raise SystemExit(f"{path}: {len(blocks)} sentence blocks but {len(sentences)} sentences read")
@@ -79,11 +79,12 @@ def main() -> None:
     excluded = {text_key(s) for path in args.exclude for s in read_conllu(str(path))}
     parts, record = [target.rstrip("\n") + "\n\n"], {}
     for path in args.extra:
-        kept, dropped = without(path, excluded)
+        released = read(path)
+        kept, dropped = without(released, path, excluded)
         text, removed = restricted(kept, keep)
         parts.append(text)
         record[path.name] = {"sentences": text.count("\n\n"), "dropped_in_target_dev_or_test": dropped,
-                             "features_removed": removed, "names_removed": sorted(feature_names(read(path)) - keep)}
+                             "features_removed": removed, "names_removed": sorted(feature_names(released) - keep)}
     args.output.write_text("".join(parts), encoding="utf-8")
     print(json.dumps(record, indent=1))
 
