@@ -18,7 +18,7 @@ from spandep.tokenization.model import CharVocab
 from spandep.training.tokenizer import _Data, _targets
 
 FORMS = ["don't", "'", '"', "-", "--", "...", "x...y", "Straße", "l'", "1 000", "«", "»", ":", "?", "!", "(", ")",
-         "word", "Ünï", "ǆ", "ŉ", "15", ",", ".", "''", "'s", "du", "ﬁn"]
+         "word", "Ünï", "ǆ", "ŉ", "15", ",", ".", "''", "'s", "du", "ﬁn", "中文", "。", "的", "（"]
 _SPACE = re.compile(r"\s+")
 
 
@@ -63,6 +63,38 @@ def test_augmented_paragraphs_keep_their_targets_aligned(paragraph, seed):
     check_aligned(paragraph, augment(paragraph, random.Random(seed)))
     for language in ("en", "fr", "cs"):
         check_aligned(paragraph, typeset(paragraph, language, seed))
+
+
+def _paragraph(*sentences: list[str]) -> GoldParagraph:
+    """A paragraph of ``sentences`` (lists of tokens), tokens and sentences separated by one space."""
+    text, spans = "", []
+    for tokens in sentences:
+        spans.append([])
+        for form in tokens:
+            text += " " if text else ""
+            spans[-1].append(TokenSpan(len(text), len(text) + len(form), ()))
+            text += form
+    return GoldParagraph(text, spans)
+
+
+def test_cjk_sentences_are_augmented_as_cjk_text_is_written():
+    """A Chinese sentence is sometimes typeset with full-width marks (a lone ``.`` as ``。``) and sometimes follows
+    the one before it without a space; a space between two non-CJK characters stays."""
+    paragraph = _paragraph(["我们", "来", "了", "."], ["他", "走", "了", ",", "好", "."], ["ABC"], ["DEF", "说", "."])
+    seen = set()
+    for epoch in range(40):
+        (out,) = training_paragraphs([paragraph], 1.0, 7, epoch)
+        check_aligned(paragraph, out)
+        ends = [s[-1].end for s in out.sentences]
+        starts = [s[0].start for s in out.sentences]
+        assert starts[3] > ends[2]  # "ABC" and "DEF" never glued
+        seen |= {"stop" if "。" in out.text else "", "comma" if "，" in out.text else "",
+                 "unspaced" if starts[1] == ends[0] or starts[2] == ends[1] else ""}
+    assert seen >= {"stop", "comma", "unspaced"}
+    plain = _paragraph(["Dr", "."], ["He", "came", "."])
+    for epoch in range(20):
+        (out,) = training_paragraphs([plain], 1.0, 7, epoch)
+        assert out.sentences[1][0].start > out.sentences[0][-1].end and "。" not in out.text
 
 
 @settings(max_examples=100, deadline=None)

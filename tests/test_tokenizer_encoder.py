@@ -105,6 +105,28 @@ def test_a_resumed_run_reuses_the_cache(tmp_path, tiny_transformer_dir, monkeypa
     assert [h["epoch"] for h in record["history"]] == [1, 2]
 
 
+def test_augmentation_beside_encoder_features_is_drawn_once(tmp_path, tiny_transformer_dir, monkeypatch):
+    """With --encoder, --augment adds one fixed draw of variants beside the training text: the cached vectors cover
+    both, and a resumed run finds them (the same draw) instead of computing them again."""
+    from spandep.tokenization.variants import training_paragraphs
+    from spandep.training.tokenizer import TrainSettings
+
+    out, result = _train(tmp_path, tiny_transformer_dir, "--epochs", "1", "--encoder-layers", "1", "--augment", "1")
+    assert result.exit_code == 0, result.output
+    paras = read_paragraphs(TRAIN)
+    drawn = training_paragraphs(paras, 1.0, TrainSettings().seed, 0)
+    assert drawn != paras
+    (cache,) = (out / "cache").glob("train-*.npy")
+    assert np.load(cache, mmap_mode="r").shape[0] == sum(len(p.text) for p in paras + drawn)
+
+    def recompute(*args, **kwargs):
+        raise AssertionError("the cached vectors were computed again")
+
+    monkeypatch.setattr(encoder_features.PieceVectors, "fill", recompute)
+    _, again = _train(tmp_path, tiny_transformer_dir, "--epochs", "2", "--encoder-layers", "1", "--augment", "1")
+    assert again.exit_code == 0, again.output
+
+
 def test_a_tokenizer_without_encoder_features_loads_without_an_encoder():
     tokenizer = load_tokenizer(FIXTURES / "tokenizer_before_features")
     assert tokenizer.pieces is None and not hasattr(tokenizer.net, "pieces")
@@ -127,7 +149,6 @@ def test_a_base_name_needs_a_resolver(tmp_path, tiny_transformer_dir):
     (["--encoder-layers", "0"], "--encoder-layers"),
     (["--encoder-layers", "65"], "--encoder-layers"),
     (["--encoder-layers", "3"], "encoder layers must be in [1, 2]"),
-    (["--augment", "0.3"], "add --augment 0"),
 ])
 def test_encoder_options_are_one_line_errors(tmp_path, tiny_transformer_dir, more, expected):
     _, result = _train(tmp_path, tiny_transformer_dir, *more)

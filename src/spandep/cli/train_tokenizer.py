@@ -25,7 +25,7 @@ def train_tokenizer(
     layers: int = typer.Option(2, help="BiLSTM layers."),
     ngram_buckets: int = typer.Option(0, help="Hash buckets of the character bigrams and trigrams ending and starting at each character, whose embeddings are added to it (0: none; 2**16 or so for Chinese and Japanese)."),
     lexicon_lengths: int = typer.Option(0, help="Word-length buckets of the lexicon flags: for each character, whether a training word (seen twice or more) of that length starts, ends or goes on there (0: none)."),
-    encoder: str = typer.Option("", help="Encoder features: each character also reads the hidden state of the word piece that covers it, from the first --encoder-layers layers of this base encoder (a name of `spandep models`' bases such as multilingual-e5-small, or a local Hugging Face folder; frozen, not copied into the tokenizer; needs --augment 0). Empty: none."),
+    encoder: str = typer.Option("", help="Encoder features: each character also reads the hidden state of the word piece that covers it, from the first --encoder-layers layers of this base encoder (a name of `spandep models`' bases such as multilingual-e5-small, or a local Hugging Face folder; frozen, not copied into the tokenizer; --augment is then drawn once and trained on beside the original text). Empty: none."),
     encoder_layers: int = typer.Option(4, help="With --encoder: how many of its first layers are read."),
     dropout: float = typer.Option(0.2, help="Dropout on embeddings, between and after the LSTM layers."),
     window: int = typer.Option(256, help="Training pieces: characters."),

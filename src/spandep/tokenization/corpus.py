@@ -24,7 +24,9 @@ from spandep.data.sentence import Sentence
 from spandep.errors import InputFormatError
 from spandep.tokenization.text import SentenceSpans, TokenSpan, comment_text, token_ranges
 
-__all__ = ["GoldParagraph", "GoldToken", "gold_tokens", "lossless_problems", "raw_text", "read_paragraphs", "sentence_text"]
+__all__ = [
+    "GoldParagraph", "GoldToken", "cjk_char", "gold_tokens", "lossless_problems", "raw_text", "read_paragraphs", "sentence_text",
+]
 
 _SPACE = re.compile(r"\s+")
 _RANGE = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)\t([^\t]*)\t(?:[^\t]*\t){7}([^\t]*)$")
@@ -68,7 +70,8 @@ def gold_tokens(sentence: Sentence) -> list[GoldToken]:
     return tokens
 
 
-def _cjk(ch: str) -> bool:
+def cjk_char(ch: str) -> bool:
+    """Whether ``ch`` is a CJK character: Han, kana, CJK or full-width punctuation and forms."""
     o = ord(ch)
     return 0x2E80 <= o <= 0x9FFF or 0xF900 <= o <= 0xFAFF or 0xFF00 <= o <= 0xFFEF or 0x20000 <= o <= 0x3FFFF
 
@@ -78,12 +81,12 @@ def sentence_text(sentence: Sentence, tokens: list[GoldToken]) -> str:
     text = sentence.comment("text")
     if text is not None:
         return text
-    cjk = any(_cjk(c) for t in tokens for c in t.form)
+    cjk = any(cjk_char(c) for t in tokens for c in t.form)
     pieces = [tokens[0].form]
     for a, b in zip(tokens, tokens[1:]):
         left, right = a.form[-1], b.form[0]
         if cjk:
-            spaced = left.isalnum() and right.isalnum() and not (_cjk(left) or _cjk(right))
+            spaced = left.isalnum() and right.isalnum() and not (cjk_char(left) or cjk_char(right))
         else:
             spaced = a.space_after
         pieces.append((" " if spaced else "") + b.form)

@@ -13,10 +13,12 @@ token span is exactly its token's new string and each sentence ends at the same 
 - :func:`augment`: a random variant for training (``spandep train-tokenizer --augment``): the same substitutions
   with random forms (apostrophes ``’ ‘ ʼ``, quotes ``“ ” „ « » ‹ ›``, dashes ``– —``), each occurrence rewritten
   with probability :data:`SUBSTITUTE`, no-break and narrow no-break spaces, sometimes full-width punctuation and
-  digits, title case or all capitals;
+  digits, title case or all capitals; a sentence with a CJK character (``corpus.cjk_char``) is typeset as CJK text
+  is in half the draws (:data:`CJK_FULLWIDTH` of its ASCII marks full-width, a lone ``.`` as ``。``);
 - :func:`training_paragraphs`: an epoch's training paragraphs, a share of their sentences rewritten by
-  :func:`augment` and some paragraphs joined to the one before with one space (no paragraph break), drawn from the
-  seed and the epoch.
+  :func:`augment` (a rewritten sentence where a CJK character meets the space before it loses that space in half
+  the draws: Chinese and Japanese put none between sentences) and some paragraphs joined to the one before with
+  one space (no paragraph break), drawn from the seed and the epoch.
 
 Only the text a tokenizer learns from changes; a tokenizer still returns the user's characters (docs/tokenizer.md).
 """
@@ -26,7 +28,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from spandep.tokenization.corpus import GoldParagraph
+from spandep.tokenization.corpus import GoldParagraph, cjk_char
 from spandep.tokenization.text import SentenceSpans, TokenSpan
 
 __all__ = ["QUOTES", "Layout", "Style", "augment", "joined", "training_paragraphs", "typeset"]
@@ -35,6 +37,7 @@ QUOTES = {"en": "“”", "fr": "«»", "it": "«»", "cs": "„“", "ru": "«�
 NBSP, NARROW_NBSP = "\u00a0", "\u202f"
 SUBSTITUTE = 0.9  # augment: the chance that each straight form of an augmented paragraph is rewritten
 JOIN = 0.5  # training_paragraphs: the chance, relative to the augment rate, that a paragraph joins the one before
+CJK_FULLWIDTH = 0.9  # augment: the chance of each ASCII mark of a sentence typeset as CJK text becoming full-width
 _FULLWIDTH = {c: chr(ord(c) + 0xFEE0) for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~0123456789"}
 
 
@@ -43,7 +46,8 @@ class Style:
     """The typographic forms a rewriting puts in: ``apostrophe``, ``single`` and ``double`` quote pairs (opening,
     closing), the ``dashes`` for a spaced ``-`` and ``--``, each straight form rewritten with probability ``rate``;
     ``nbsp``: the chance of a space inside a sentence becoming a no-break one; ``french``: no-break spaces around
-    ``« » : ; ! ?``; ``fullwidth``: the chance of an ASCII punctuation mark or digit becoming full-width."""
+    ``« » : ; ! ?``; ``fullwidth``: the chance of an ASCII punctuation mark or digit becoming full-width (and, with
+    ``cjk``, of a lone ``.`` becoming the ideographic full stop ``。``)."""
 
     apostrophe: str = "’"
     single: str = "‘’"
@@ -53,6 +57,7 @@ class Style:
     nbsp: float = 0.0
     french: bool = False
     fullwidth: float = 0.0
+    cjk: bool = False
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,8 @@ def _token(form: str, tight_before: bool, tight_after: bool, style: Style, rng: 
     def chosen() -> bool:
         return style.rate >= 1.0 or rng.random() < style.rate
 
+    if style.cjk and form == "." and rng.random() < style.fullwidth:
+        return "。"
     if not (tight_before or tight_after) and form in ("-", "--") and chosen():
         return style.dashes[len(form) - 1]
     form = form.replace("...", "…") if "..." in form and chosen() else form
@@ -185,7 +192,15 @@ def augment(paragraph: GoldParagraph, rng: random.Random) -> GoldParagraph:
         dashes=rng.choice(("–—", "——", "––")), rate=SUBSTITUTE, nbsp=rng.choice((0.0, 0.1, 0.5)),
         french=rng.random() < 0.2, fullwidth=0.5 if rng.random() < 0.1 else 0.0,
     )
+    if _typeset_as_cjk(paragraph, rng):
+        style = replace(style, fullwidth=CJK_FULLWIDTH, cjk=True)
     return _cased(restyled(Layout.of(paragraph), style, rng), rng).paragraph()
+
+
+def _typeset_as_cjk(paragraph: GoldParagraph, rng: random.Random) -> bool:
+    """Whether :func:`augment` typesets ``paragraph`` as CJK text: half the draws for one with a CJK character (no
+    draw for any other, so their variants are those drawn before CJK typesetting was added)."""
+    return any(cjk_char(c) for c in paragraph.text) and rng.random() < 0.5
 
 
 def _concat(parts: list[tuple[str, GoldParagraph]]) -> GoldParagraph:
@@ -212,6 +227,12 @@ def _sentences(paragraph: GoldParagraph) -> list[tuple[str, GoldParagraph]]:
     return parts
 
 
+def _unspaced(before: str, sentence: str, rng: random.Random) -> bool:
+    """Whether an augmented ``sentence`` follows the one ``before`` it without the space between them: half the
+    draws where a CJK character meets the gap (no draw elsewhere)."""
+    return (cjk_char(before[-1]) or cjk_char(sentence[0])) and rng.random() < 0.5
+
+
 def joined(first: GoldParagraph, second: GoldParagraph) -> GoldParagraph:
     """The two paragraphs as one, their texts joined by one space."""
     return _concat([("", first), (" ", second)])
@@ -219,14 +240,21 @@ def joined(first: GoldParagraph, second: GoldParagraph) -> GoldParagraph:
 
 def training_paragraphs(paragraphs: list[GoldParagraph], rate: float, seed: int, epoch: int) -> list[GoldParagraph]:
     """An epoch's training paragraphs: each sentence rewritten by :func:`augment` with probability ``rate`` (a
-    sentence, not a paragraph: fr_sequoia's whole training file is one paragraph), and each paragraph joined to the
-    one before with probability ``rate * JOIN``; drawn from ``seed`` and ``epoch`` alone."""
+    sentence, not a paragraph: fr_sequoia's whole training file is one paragraph; a rewritten CJK sentence sometimes
+    without the space before it, :func:`_unspaced`), and each paragraph joined to the one before with probability
+    ``rate * JOIN``; drawn from ``seed`` and ``epoch`` alone."""
     if rate <= 0:
         return paragraphs
     rng = random.Random(f"augment/{seed}/{epoch}")
     out: list[GoldParagraph] = []
     for p in paragraphs:
-        whole = _concat([(gap, augment(s, rng) if rng.random() < rate else s) for gap, s in _sentences(p)])
+        parts: list[tuple[str, GoldParagraph]] = []
+        for gap, s in _sentences(p):
+            if rng.random() < rate:
+                s = augment(s, rng)
+                gap = "" if parts and gap == " " and _unspaced(parts[-1][1].text, s.text, rng) else gap
+            parts.append((gap, s))
+        whole = _concat(parts)
         if out and rng.random() < rate * JOIN:
             out[-1] = joined(out[-1], whole)
         else:

@@ -12,8 +12,9 @@ and the multiword-token lexicon from the training text and one rewriting of ever
 characters have embeddings and their multiword tokens (it "dell’") their words. The lexicon of the opt-in word
 feature (:mod:`~spandep.tokenization.features`) is learnt from the training text's tokens as they are. With encoder
 features (:mod:`~spandep.tokenization.encoder_features`, ``net.encoder``), the piece vectors of the training and dev
-text are computed once into ``OUT/cache/*.npy`` (read through a memory map, reused when the run resumes); they are of
-the text as it is, so such a run takes no ``augment``.
+text are computed once into ``OUT/cache/*.npy`` (read through a memory map, reused when the run resumes), so the
+text cannot change between epochs: there ``augment`` is drawn once (the draw of epoch 0) and its paragraphs are
+trained on beside the originals, every epoch.
 
 After each epoch the dev file's raw text is tokenized with the default thresholds (0.5) and scored
 (:mod:`.selection`); the best epoch's weights are kept. The learning rate is halved after ``lr_decay_patience``
@@ -184,12 +185,10 @@ def _net(vocab: CharVocab, settings: TrainSettings, pieces: PieceVectors | None)
 
 def _pieces(settings: TrainSettings) -> PieceVectors | None:
     """The encoder features' reader of ``settings.net.encoder`` (``None`` without one); an :class:`OptionError` for
-    an encoder this machine lacks, layers it has not, or ``augment`` beside it."""
+    an encoder this machine lacks or layers it has not."""
     net = settings.net
     if not net.encoder:
         return None
-    if settings.augment > 0:
-        raise OptionError("--encoder: its piece vectors are computed once, from the training text as it is; add --augment 0")
     try:
         return PieceVectors(net.encoder, resolve_model_path(net.encoder), net.encoder_layers)
     except (OSError, ValueError) as exc:
@@ -222,7 +221,10 @@ def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str
     vocab = CharVocab.build((p.text for p in seen), settings.min_char_count, features)
     lexicon = MwtLexicon.learn((p.text[t.start : t.end], t.words) for p in seen for s in p.sentences for t in s)
     pieces = _pieces(settings)
-    data = _Data(train_paras, vocab, settings.window, settings.augment, _paragraph_vectors(pieces, train_paras, out / "cache"))
+    if pieces is not None and settings.augment > 0:  # fixed text under cached vectors: one draw, beside the originals
+        train_paras = train_paras + training_paragraphs(train_paras, settings.augment, settings.seed, 0)
+    augment = 0.0 if pieces is not None else settings.augment
+    data = _Data(train_paras, vocab, settings.window, augment, _paragraph_vectors(pieces, train_paras, out / "cache"))
     if pieces is not None:
         dev_text = raw_text(dev_paras)
         cached_vectors(pieces, dev_text, paragraphs(dev_text), out / "cache", "dev")
