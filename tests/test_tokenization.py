@@ -311,3 +311,28 @@ def test_load_tokenizer_errors(tmp_path):
 
 def test_tokenizer_for_a_model_folder(tmp_path):
     assert isinstance(tokenizer_for(tmp_path), RuleTokenizer)
+
+
+def _conllu(sentences: list[list[str]], space_after: bool = True) -> str:
+    lines = []
+    for k, forms in enumerate(sentences, 1):
+        lines.append(f"# sent_id = {k}")
+        for i, form in enumerate(forms, 1):
+            misc = "_" if space_after else "SpaceAfter=No"
+            lines.append(f"{i}\t{form}\t_\t_\t_\t_\t{i - 1}\t{'root' if i == 1 else 'dep'}\t_\t{misc}")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def test_sentences_of_cjk_text_are_joined_as_chinese_is_written(tmp_path):
+    """In a file written mostly in CJK characters, sentences follow each other without a space (UD's conllu_to_text
+    for zh and ja), but for one between two alphanumeric non-CJK characters; any other file joins them by one."""
+    cjk = tmp_path / "zh.conllu"
+    cjk.write_text(_conllu([["我们", "来", "了", "。"], ["他", "说", "OK"], ["DEF", "好", "."], ["是", "的"]], False),
+                   encoding="utf-8")
+    (paragraph,) = read_paragraphs(cjk)
+    assert paragraph.text == "我们来了。他说OK DEF好.是的"
+    assert [paragraph.text[s[0].start : s[-1].end] for s in paragraph.sentences] == ["我们来了。", "他说OK", "DEF好.", "是的"]
+    latin = tmp_path / "en.conllu"
+    latin.write_text(_conllu([["He", "came", "."], ["我们", "."]]), encoding="utf-8")
+    assert [p.text for p in read_paragraphs(latin)] == ["He came . 我们."]  # (a sentence with no # text, rebuilt)

@@ -5,8 +5,9 @@ Raw text of a split (``spandep.tokenization.corpus``, the same text the trainer 
 - each sentence's ``# text`` (a sentence without one, as in zh_gsd_v1, is rebuilt from its tokens: one space
   between tokens, none after ``SpaceAfter=No``; in CJK text a space only between two alphanumeric non-CJK
   characters, which gives back the UD 2.2 ``# text`` of every zh_gsd dev/test sentence);
-- sentences joined by one space within a paragraph; a paragraph starts at ``# newpar`` or ``# newdoc`` (a file
-  with neither, like fr_sequoia or it_partut, is one paragraph);
+- sentences joined by one space within a paragraph (with none in a file of CJK text, as Chinese and Japanese are
+  written); a paragraph starts at ``# newpar`` or ``# newdoc`` (a file with neither, like fr_sequoia or it_partut,
+  is one paragraph);
 - paragraphs separated by a blank line.
 
 The text is tokenized (trained tokenizer given with ``--tokenizer``, else the rule fallback), every word gets a

@@ -7,7 +7,10 @@ A treebank's raw text is built the way the benchmarks and the trainer both read 
   fullwidth or CJK punctuation), a space goes only between two alphanumeric non-CJK characters (this rebuilds the
   UD 2.2 ``# text`` of every zh_gsd dev and test sentence from the UD 1.4 zh_gsd_v1 file, which has none);
 - the sentences of a paragraph are joined by one space; a paragraph starts at ``# newpar`` or ``# newdoc`` (a
-  file with neither is one paragraph);
+  file with neither is one paragraph); in a file written mostly in CJK characters (over half of its sentences'
+  non-space characters: Chinese, Japanese) they are joined as the characters inside such a sentence are, with a
+  space only between two alphanumeric non-CJK characters, since Chinese and Japanese put none between sentences
+  (as UD's ``conllu_to_text.pl --language zh|ja`` writes them);
 - paragraphs are separated by a blank line (``\\n\\n``).
 
 Token spans are found by matching each token's characters (whitespace ignored) in order against the text.
@@ -76,6 +79,13 @@ def cjk_char(ch: str) -> bool:
     return 0x2E80 <= o <= 0x9FFF or 0xF900 <= o <= 0xFAFF or 0xFF00 <= o <= 0xFFEF or 0x20000 <= o <= 0x3FFFF
 
 
+def _cjk_gap(left: str, right: str) -> str:
+    """The space between two pieces of CJK text ending in ``left`` and starting with ``right``: one only between
+    two alphanumeric non-CJK characters."""
+    spaced = left.isalnum() and right.isalnum() and not (cjk_char(left) or cjk_char(right))
+    return " " if spaced else ""
+
+
 def sentence_text(sentence: Sentence, tokens: list[GoldToken]) -> str:
     """The sentence's ``# text``, or its text rebuilt from ``tokens`` (module docstring)."""
     text = sentence.comment("text")
@@ -84,12 +94,8 @@ def sentence_text(sentence: Sentence, tokens: list[GoldToken]) -> str:
     cjk = any(cjk_char(c) for t in tokens for c in t.form)
     pieces = [tokens[0].form]
     for a, b in zip(tokens, tokens[1:]):
-        left, right = a.form[-1], b.form[0]
-        if cjk:
-            spaced = left.isalnum() and right.isalnum() and not (cjk_char(left) or cjk_char(right))
-        else:
-            spaced = a.space_after
-        pieces.append((" " if spaced else "") + b.form)
+        gap = _cjk_gap(a.form[-1], b.form[0]) if cjk else " " if a.space_after else ""
+        pieces.append(gap + b.form)
     return "".join(pieces)
 
 
@@ -114,20 +120,22 @@ def _align(text: str, offset: int, tokens: list[GoldToken], sentence: Sentence) 
 
 def read_paragraphs(path: str | Path) -> list[GoldParagraph]:
     """The paragraphs of a CoNLL-U file with their gold sentences and tokens (module docstring)."""
-    paragraphs: list[GoldParagraph] = []
-    current = GoldParagraph()
+    read: list[list[tuple[str, list[GoldToken], Sentence]]] = []  # per paragraph: each sentence's text, tokens
     for sentence in read_conllu(path, heads=False):
-        starts = any(c.startswith(("# newpar", "# newdoc")) for c in sentence.comments)
-        if starts and current.sentences:
-            paragraphs.append(current)
-            current = GoldParagraph()
+        if not read or any(c.startswith(("# newpar", "# newdoc")) for c in sentence.comments) and read[-1]:
+            read.append([])
         tokens = gold_tokens(sentence)
-        text = sentence_text(sentence, tokens)
-        if current.sentences:
-            current.text += " "
-        current.sentences.append(_align(text, len(current.text), tokens, sentence))
-        current.text += text
-    if current.sentences:
+        read[-1].append((sentence_text(sentence, tokens), tokens, sentence))
+    chars = [c for sentences in read for text, _, _ in sentences for c in text if not c.isspace()]
+    cjk = sum(map(cjk_char, chars)) * 2 > len(chars)
+    paragraphs: list[GoldParagraph] = []
+    for sentences in read:
+        current = GoldParagraph()
+        for text, tokens, sentence in sentences:
+            if current.sentences:
+                current.text += _cjk_gap(current.text[-1], text[0]) if cjk else " "
+            current.sentences.append(_align(text, len(current.text), tokens, sentence))
+            current.text += text
         paragraphs.append(current)
     return paragraphs
 
