@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import shutil
 
 import pytest
@@ -18,7 +19,7 @@ from spandep.models import base
 from spandep.options import InferenceOptions
 from spandep.storage.model_io import load_model
 
-from conftest import DEV
+from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, write_config
 
 
 def autocast_seen(model, options: InferenceOptions, monkeypatch: pytest.MonkeyPatch, native: bool) -> set[bool]:
@@ -80,3 +81,42 @@ def test_a_bad_precision_is_one_line():
 def test_native_bfloat16_answers_for_each_device_kind():
     assert native_bfloat16(torch.device("meta")) is False
     assert isinstance(native_bfloat16(torch.device("cpu")), bool)
+
+
+@pytest.fixture(scope="module")
+def transformer_models(tmp_path_factory, tiny_transformer_dir):
+    """One-epoch Biaffine and span models over the tiny random transformer: ``{"biaffine": folder, "span": folder}``."""
+    from spandep.training.config import load_config
+    from spandep.training.trainer import Trainer
+
+    root = tmp_path_factory.mktemp("transformer_models")
+    models = {}
+    for name, table in (("biaffine", TINY_BIAFFINE), ("span", TINY_SPAN)):
+        config = write_config(root / f"{name}.toml", root / name, "transformer", tiny_transformer_dir, model=table, epochs=1)
+        Trainer(load_config(config)).run()
+        models[name] = root / name / "model"
+    return models
+
+
+@pytest.mark.parametrize("kind", ["biaffine", "span"])
+def test_a_pipeline_that_parses_in_bfloat16_holds_its_encoder_in_it_and_parses_the_same(transformer_models, monkeypatch, kind):
+    """spandep.load with precision bfloat16 (on a CPU taken to have it natively) keeps the pretrained module's linear
+    weights in bfloat16 only; its parses are those of the float32 weights under autocast, bit for bit; a float32
+    parse is refused in one line; without native bfloat16, or with precision float32, nothing is held."""
+    from spandep.storage import precision
+
+    monkeypatch.setattr(base, "native_bfloat16", lambda device: True)
+    monkeypatch.setattr(precision, "native_bfloat16", lambda device: True)
+    sentences = list(read_conllu(DEV))[:8]
+    plain = load_model(transformer_models[kind])
+    expected = plain.parse(sentences, InferenceOptions(precision="bfloat16"))
+    nlp = spandep.load(transformer_models[kind], precision="bfloat16")
+    linear = [m for m in nlp.model.encoder.pretrained_module().modules() if isinstance(m, torch.nn.Linear)]
+    assert nlp.model.encoder.held_bfloat16 and linear and {m.weight.dtype for m in linear} == {torch.bfloat16}
+    got = nlp.model.parse(sentences, nlp.options)
+    assert [pickle.dumps(p) for p in got] == [pickle.dumps(p) for p in expected]  # heads, labels, scores, columns
+    with pytest.raises(ValueError, match="holds its encoder in bfloat16"):
+        nlp.parse_tokens([["a", "b"]], precision="float32")
+    assert not spandep.load(transformer_models[kind], precision="float32").model.encoder.held_bfloat16
+    monkeypatch.setattr(precision, "native_bfloat16", lambda device: False)
+    assert not spandep.load(transformer_models[kind], precision="bfloat16").model.encoder.held_bfloat16

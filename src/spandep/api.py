@@ -68,14 +68,20 @@ class ModelSpec:
         return cls(choice.folder, choice.options(options or InferenceOptions()), **how)
 
     def load_model(self) -> Parser:
-        """The model alone, loaded in this process (``threads`` torch threads when set), in eval mode."""
+        """The model alone, loaded in this process (``threads`` torch threads when set), in eval mode; one that parses
+        in bfloat16 holds its encoder in it (:mod:`spandep.storage.precision`: the same parses, faster, in less
+        memory; such a pipeline parses in bfloat16 only)."""
         import torch
 
         from spandep.storage.model_io import load_model
+        from spandep.storage.precision import hold_bfloat16
 
         if self.threads:
             torch.set_num_threads(self.threads)
-        return load_model(self.folder, self.device, self.int8)
+        model = load_model(self.folder, self.device, self.int8)
+        if model.settings(self.options).precision == "bfloat16":
+            hold_bfloat16(model)
+        return model
 
     def load(self) -> Pipeline:
         """The :class:`Pipeline`: the model, its folder's tokenizer (of the treebank of ``options``) and ``options``

@@ -34,6 +34,7 @@ class WordEncoder(SettingsCheck, nn.Module):
     out_dim: int
     upos_vocab: list[str] | None = None
     int8: bool = False  # its linear layers dynamically quantised (storage.int8.dynamic_int8): float32 only, no bfloat16
+    held_bfloat16: bool = False  # its pretrained linear weights stored in bfloat16 (storage.precision): bfloat16 only
 
     @classmethod
     def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:

@@ -226,7 +226,11 @@ class Parser(SettingsCheck, nn.Module):
             saved = self.treebanks.saved_settings(str(options.treebank), saved)
         elif options.treebank is not None:
             raise ValueError(f"treebank {options.treebank!r} given, but this model was trained on one treebank: leave treebank out")
-        return options.over(saved)
+        settings = options.over(saved)
+        if self.encoder.held_bfloat16 and settings.precision != "bfloat16":
+            raise ValueError(f"precision {settings.precision!r}: this model holds its encoder in bfloat16 (it was loaded to "
+                             "parse in bfloat16); load it with precision='float32' (spandep parse --precision float32)")
+        return settings
 
     def constraints(self, sentence: Sentence, options: InferenceOptions) -> Fixed | None:
         """What a parse of ``sentence`` with ``options`` (complete settings) keeps (:func:`given_constraints`): an
