@@ -79,7 +79,11 @@ class ModelSpec:
         if self.threads:
             torch.set_num_threads(self.threads)
         model = load_model(self.folder, self.device, self.int8)
-        if model.settings(self.options).precision == "bfloat16":
+        try:
+            precision = model.settings(self.options).precision
+        except ValueError:  # options the model does not take: reported by whoever parses (Pipeline, the commands)
+            return model
+        if precision == "bfloat16":
             hold_bfloat16(model)
         return model
 
