@@ -69,8 +69,8 @@ class ModelSpec:
 
     def load_model(self) -> Parser:
         """The model alone, loaded in this process (``threads`` torch threads when set), in eval mode; one that parses
-        in bfloat16 holds its encoder in it (:mod:`spandep.storage.precision`: the same parses, faster, in less
-        memory; such a pipeline parses in bfloat16 only)."""
+        in bfloat16 holds its encoder in it (:mod:`spandep.storage.precision`: the same parses in less memory; such
+        a pipeline parses in bfloat16 only)."""
         import torch
 
         from spandep.storage.model_io import load_model
