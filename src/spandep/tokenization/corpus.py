@@ -19,6 +19,7 @@ Token spans are found by matching each token's characters (whitespace ignored) i
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,6 +119,15 @@ def _align(text: str, offset: int, tokens: list[GoldToken], sentence: Sentence) 
     return spans
 
 
+def _mostly_cjk(texts: Iterable[str]) -> bool:
+    """Whether over half of the non-space characters of ``texts`` are CJK (counted a text at a time)."""
+    cjk = total = 0
+    for text in texts:
+        chars = [c for c in text if not c.isspace()]
+        cjk, total = cjk + sum(map(cjk_char, chars)), total + len(chars)
+    return cjk * 2 > total
+
+
 def read_paragraphs(path: str | Path) -> list[GoldParagraph]:
     """The paragraphs of a CoNLL-U file with their gold sentences and tokens (module docstring)."""
     read: list[list[tuple[str, list[GoldToken], Sentence]]] = []  # per paragraph: each sentence's text, tokens
@@ -126,8 +136,7 @@ def read_paragraphs(path: str | Path) -> list[GoldParagraph]:
             read.append([])
         tokens = gold_tokens(sentence)
         read[-1].append((sentence_text(sentence, tokens), tokens, sentence))
-    chars = [c for sentences in read for text, _, _ in sentences for c in text if not c.isspace()]
-    cjk = sum(map(cjk_char, chars)) * 2 > len(chars)
+    cjk = _mostly_cjk(text for sentences in read for text, _, _ in sentences)
     paragraphs: list[GoldParagraph] = []
     for sentences in read:
         current = GoldParagraph()
