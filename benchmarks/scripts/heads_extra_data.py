@@ -22,7 +22,7 @@ from pathlib import Path
 
 from benchmarks.scripts.multilingual_pool import text_key
 from spandep.data.conllu import read_conllu
-from spandep.data.reading import decoded_lines
+from spandep.data.reading import InputBytes, decoded_lines
 
 
 def read(path: Path) -> str:
@@ -42,9 +42,9 @@ def feature_names(text: str) -> set[str]:
 
 def without(text: str, path: Path, excluded: set[str]) -> tuple[str, int]:
     """``text``, that of ``path``, without its sentences whose :func:`text_key` is in ``excluded``, and how many those
-    were (the file's sentence blocks and its sentences as read correspond one to one)."""
+    were (the file's sentence blocks and its sentences as read from ``text`` correspond one to one)."""
     blocks = [b for b in text.split("\n\n") if b.strip()]
-    sentences = list(read_conllu(str(path)))
+    sentences = list(read_conllu(InputBytes(str(path), text.encode("utf-8"))))
     if len(blocks) != len(sentences):
         raise SystemExit(f"{path}: {len(blocks)} sentence blocks but {len(sentences)} sentences read")
     kept = [b for b, s in zip(blocks, sentences) if text_key(s) not in excluded]

@@ -70,6 +70,8 @@ SCRIPTS_WITHOUT_SPACES = {
     "vi_vtb": _xz("vi_vtb", "vi_vtb-ud"),
     "th_tud": _xz("th_tud", "th_tud-ud"),
 }
+
+
 def pool_treebanks() -> dict[str, Dataset]:
     """The multilingual pool's treebanks (issue 46; ``benchmarks/scripts/multilingual_pool.py`` writes the pool
     folder, ``$SPANDEP_POOL`` or ``runs/pool``): train and dev as the pool wrote them (a dev-only language's train
