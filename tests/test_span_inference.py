@@ -18,7 +18,7 @@ from spandep.models.span import inference as span_inference
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spandep.models.span.candidates import candidate_queries, prune_spans, retrieve_parents, structural_link
+from spandep.models.span.candidates import candidate_queries, groups, prune_spans, retrieve_parents, structural_link
 from spandep.models.layers import evaluating
 from spandep.models.span.labels import LabelStates, LabelTable, read_labels
 from spandep.models.span.parser import SpanParser
@@ -248,12 +248,26 @@ def test_labels_read_at_the_arcs_equal_the_full_label_table(parts, late_parts, l
     assert inference.decode(states)[0] == inference.decode(table)[0]
 
 
+@given(st.lists(st.integers(0, 50), max_size=30), st.integers(1, 100))
+def test_groups_are_consecutive_runs_within_the_budget(costs: list[int], budget: int) -> None:
+    """Every index once, in order; a group over the budget is one item alone; no two neighbours fit in one."""
+    found = groups(costs, budget)
+    assert [i for g in found for i in g] == list(range(len(costs)))
+    assert all(sum(costs[i] for i in g) <= budget or len(g) == 1 for g in found)
+    assert all(sum(costs[i] for i in a) + costs[b[0]] > budget for a, b in zip(found, found[1:]))
+
+
 def test_groups_of_sentences_change_nothing(late_parts: SpanParser, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A parse links and decodes GROUP_WORDS // k words at a time, shortest sentences first: same trees, same order,
-    same counters as in one group."""
+    """A parse links and decodes GROUP_POSITIONS query positions (k·n·max(1 + n, QUERY_POSITIONS) a sentence) at a
+    time, shortest sentences first: same trees, same order, same counters as in one group."""
     sentences = short_sentences()
     whole, whole_stats = parse_spans(late_parts, sentences, k=2)
-    monkeypatch.setattr(span_inference, "GROUP_WORDS", 8)
+    monkeypatch.setattr(span_inference, "QUERY_POSITIONS", 1)
+    monkeypatch.setattr(span_inference, "GROUP_POSITIONS", 2 * 3 * 4)  # a group per sentence of 3 words or more
+    trims: list[bool] = []
+    monkeypatch.setattr(span_inference, "trim", lambda: trims.append(True))
     grouped, grouped_stats = parse_spans(late_parts, sentences, k=2)
+    found = groups(sorted(2 * len(s) * (len(s) + 1) for s in sentences if len(s)), 2 * 3 * 4)
+    assert len(found) > 3 and len(trims) == len(found) - 1  # grouped indeed; malloc trimmed between groups
     assert grouped == whole
     assert (grouped_stats.queries, grouped_stats.sentences) == (whole_stats.queries, whole_stats.sentences)

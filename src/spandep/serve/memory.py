@@ -5,7 +5,7 @@ pool reading and writing requests, the worker, torch's) each keep the freed memo
 resident memory crept up by 134 MB in three minutes. With two arenas, as ``MALLOC_ARENA_MAX=2`` gives, it stayed
 within 8.5 % of its mean and the throughput did not drop (docs/serve.md, "Memory"). A big request still leaves its
 peak behind (freed memory glibc keeps for later), and a mixed load leaves peaks of its own: :func:`trim` hands it back
-to the system (``malloc_trim``). After every batch it cost a tenth of the throughput under load, so the worker trims
+to the system (:func:`spandep.malloc.trim`). After every batch it cost a tenth of the throughput under load, so the worker trims
 after a turn when nothing else waits, else at most every :data:`TRIM_EVERY_S` seconds (docs/serve.md, "Memory").
 The swings stayed (a 3-minute soak: 20.2 % from the mean): glibc's mmap threshold grows with the large blocks freed
 (up to 32 MB), so a model batch's tensors come to live in the arenas, whose free memory is kept. A fixed threshold
@@ -17,10 +17,11 @@ included (:mod:`spandep.storage.kernels`)."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 
-__all__ = ["MALLOC_OPTIONS", "TRIM_EVERY_S", "set_malloc_options", "trim"]
+from spandep.malloc import libc_function
+
+__all__ = ["MALLOC_OPTIONS", "TRIM_EVERY_S", "set_malloc_options"]
 
 MALLOC_OPTIONS = {  # the environment variable glibc reads at start -> (its mallopt parameter number, malloc.h; value)
     "MALLOC_ARENA_MAX": (-8, 2),  # M_ARENA_MAX: two arenas
@@ -29,21 +30,10 @@ MALLOC_OPTIONS = {  # the environment variable glibc reads at start -> (its mall
 TRIM_EVERY_S = 2.0  # the worker trims after a turn when this long has passed since its last trim
 
 
-def _libc_function(name: str) -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
-    return getattr(ctypes.CDLL(None), name, None)  # the C library this process runs on (None: not glibc)
-
-
 def set_malloc_options() -> list[str]:
     """Set :data:`MALLOC_OPTIONS` (module docstring) before the threads start, each unless its environment variable
     already says; the variables whose setting was made here (none without glibc)."""
-    mallopt = _libc_function("mallopt")
+    mallopt = libc_function("mallopt")
     if mallopt is None:
         return []
     return [name for name, (parameter, value) in MALLOC_OPTIONS.items() if name not in os.environ and mallopt(parameter, value) == 1]
-
-
-def trim() -> bool:
-    """Hand the free memory at the top of every arena back to the system (glibc's ``malloc_trim(0)``); whether any
-    was (``False`` without glibc)."""
-    malloc_trim = _libc_function("malloc_trim")
-    return malloc_trim is not None and malloc_trim(0) == 1

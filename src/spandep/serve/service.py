@@ -27,9 +27,10 @@ from spandep.data.batching import length_groups
 from spandep.data.conllu import FORMATS, InputBytes, read_conllu
 from spandep.data.sentence import Sentence
 from spandep.data.writers import write_sentences
+from spandep.malloc import trim
 from spandep.options import InferenceOptions
 from spandep.serve.batcher import Batcher, QueueFull
-from spandep.serve.memory import TRIM_EVERY_S, trim
+from spandep.serve.memory import TRIM_EVERY_S
 from spandep.serve.naming import Names
 from spandep.tokenization.inputs import RAW_TEXT_FORMATS, read_input
 
@@ -139,7 +140,7 @@ class Service:
         self.notes = {n: f"{line.treebank} ({line.language})" for n, line in lines.items() if line}  # for acknowledgements
         self.names = Names(lines)
         self.batcher = Batcher(self._parse_batch, settings.batch_words, settings.wait_ms / 1000, settings.max_queue)
-        self.trimmed = 0.0  # when the worker last handed free memory back (memory.trim)
+        self.trimmed = 0.0  # when the worker last handed free memory back (spandep.malloc.trim)
 
     @classmethod
     def load(

@@ -125,17 +125,17 @@ def retrieve_parents(table: torch.Tensor, n_words: torch.Tensor) -> list[tuple[i
     return found
 
 
-def groups(lengths: list[int], words: int) -> list[list[int]]:
-    """Consecutive runs of indices into ``lengths`` with at most ``words`` words each (a longer sentence is a group
+def groups(costs: list[int], budget: int) -> list[list[int]]:
+    """Consecutive runs of indices into ``costs`` costing at most ``budget`` each (a costlier item is a group
     alone)."""
     groups: list[list[int]] = []
-    size = words + 1
-    for i, n in enumerate(lengths):
-        if size + n > words:
+    size = budget + 1
+    for i, cost in enumerate(costs):
+        if size + cost > budget:
             groups.append([])
             size = 0
         groups[-1].append(i)
-        size += n
+        size += cost
     return groups
 
 

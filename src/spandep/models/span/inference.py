@@ -43,6 +43,7 @@ from spandep.decoding.mst import mst_single
 from spandep.decoding.constraints import Fixed
 from spandep.decoding.spans import SpanCandidates, SpanDecodeResult
 from spandep.options import InferenceOptions, InferenceStats
+from spandep.malloc import trim
 from spandep.masking import NEG_INF
 from spandep.models.base import Parse, fallback_labels, given_constraints
 from spandep.models.biaffine import BiaffineScorer
@@ -55,10 +56,15 @@ from spandep.models.treebanks import restrict
 
 __all__ = ["Encoded", "Proposed", "ScoredSentence", "SpanInference", "SpanParts", "WordScores"]
 
-# SpanInference.parse runs the linker and decodes GROUP_WORDS / k words at a time (after the encoder has run over all of
-# them): each query's states are kept until its sentence is decoded (labels are read at the decoded arcs only), and a
-# sentence asks about k·n queries, so their memory is bounded by a group, not by the input (about +40 MB at k=2).
-GROUP_WORDS = 4000
+# SpanInference.parse runs the linker and decodes a group of sentences at a time (after the encoder has run over all of
+# them): each query keeps its states (1 + n, dim) until its sentence is decoded (labels are read at the decoded arcs
+# only), and a sentence of n words asks about up to k·n queries, so a group is bounded by its queries' positions
+# Σ k·n·(1 + n), each query counted as at least QUERY_POSITIONS (decoding's own memory grows with the sentences decoded
+# together: 6,000 words of short sentences took 0.35 GB), not by its words: about GROUP_POSITIONS · dim · 4 bytes of
+# states (60 MB at the late linker's dim 256) whatever the sentences' lengths (2,000 words held 0.5 GB of them in long
+# sentences).
+GROUP_POSITIONS = 60_000
+QUERY_POSITIONS = 32
 SpanDecoder = Callable[[SpanCandidates, np.ndarray, float, Fixed | None], SpanDecodeResult]
 # one encoded batch: its sentences' indices, word mask (batch, 1 + n), word vectors (batch, 1 + n, width), heads' columns
 Encoded = tuple[list[int], torch.Tensor, torch.Tensor, list[dict[str, list[str]]]]
@@ -328,6 +334,7 @@ class SpanInference:
         for i, q in queries.items():
             link_matrix, scored[i].labels = self._sentence_output(q)  # (S, S) [parent, child]
             scored[i].link = link_matrix.astype(np.float64)  # (S, S)
+            q.chunks.clear()  # its rows are copied out: a batch's outputs go once its last sentence is scored
         return [scored[i] for i in ids]
 
     def score(self, sentences: Sequence[Sentence], label_states: bool = False) -> tuple[list[ScoredSentence], InferenceStats]:
@@ -405,8 +412,8 @@ class SpanInference:
         """Heads, labels and the heads' columns of every sentence (input order), and the run's counters.
 
         Empty sentences get empty lists; every other sentence gets a valid tree. After the encoder, sentences are
-        linked and decoded ``GROUP_WORDS // k`` words at a time, shortest first, labels read at the decoded arcs only
-        (:class:`LabelStates`).
+        linked and decoded a group of at most :data:`GROUP_POSITIONS` query positions at a time (module comment),
+        shortest first, labels read at the decoded arcs only (:class:`LabelStates`).
         """
         k = int(self.options.k or 1)
         t0 = time.perf_counter()
@@ -414,7 +421,10 @@ class SpanInference:
         results: list[Parse] = [Parse([], []) for _ in sentences]
         by_length = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))  # near-uniform query batches
         proposed = self.propose(sentences)
-        for group in groups([len(sentences[i]) for i in by_length], max(1, GROUP_WORDS // k)):
+        costs = [k * len(sentences[i]) * max(len(sentences[i]) + 1, QUERY_POSITIONS) for i in by_length]
+        for number, group in enumerate(groups(costs, GROUP_POSITIONS)):
+            if number:  # the groups before freed blocks too small for this one's: handed back (spandep.malloc)
+                trim()
             ids = [by_length[j] for j in group]
             parses, fallbacks = self.decode(self.link(sentences, proposed, ids, True, stats))
             stats.dp_fallbacks += fallbacks
