@@ -4,6 +4,7 @@ trained model did (tiny random transformer, CPU, seconds)."""
 from __future__ import annotations
 
 import json
+import pickle
 from dataclasses import replace
 
 import pytest
@@ -129,6 +130,37 @@ def test_a_compact_export_ships_only_the_adapter_and_parses_as_the_trained_model
     assert all(is_valid_tree(s.heads) for s in parse_stream(fast, sentences))
     with pytest.raises(ModelError, match="merge_adapter=False"):
         save_model(load_model(root / "compact"), root / "again")
+
+
+def test_a_compact_model_held_in_bfloat16_merges_its_adapter_a_layer_at_a_time_and_parses_the_same(lora_run, monkeypatch) -> None:
+    """spandep.load with precision bfloat16 (a CPU taken to have it natively) of a compact LoRA model, whose base weights
+    are memory-mapped from the base's file: the adapter merged a layer at a time straight into bfloat16 weights, each
+    memory-mapped pretrained tensor handed to ``release`` once copied; the parses are those of the float32 merged
+    weights under autocast, bit for bit."""
+    import spandep
+    from spandep.encoders import base
+    from spandep.options import InferenceOptions
+    from spandep.storage import precision
+
+    trainer, root = lora_run
+    save_model(trainer.model.eval(), root / "held-full")
+    assert CliRunner().invoke(app, ["export", str(root / "held-full"), str(root / "held")]).exit_code == 0
+    monkeypatch.setattr(base, "native_bfloat16", lambda device: True)
+    monkeypatch.setattr(precision, "native_bfloat16", lambda device: True)
+    released: list[torch.Tensor] = []
+    monkeypatch.setattr(precision, "release", lambda tensor: released.append(tensor) or False)
+    sentences = list(read_conllu(DEV))[:8]
+    expected = load_model(root / "held").parse(sentences, InferenceOptions(precision="bfloat16"))
+    assert not released  # a plain load holds nothing
+    nlp = spandep.load(root / "held", precision="bfloat16")
+    encoder = nlp.model.encoder
+    linear = [m for m in encoder.pretrained_module().modules() if isinstance(m, torch.nn.Linear)]
+    assert encoder.held_bfloat16 and encoder.merged and "lora" not in repr(encoder.transformer).lower()
+    assert linear and {m.weight.dtype for m in linear} == {torch.bfloat16}
+    assert [pickle.dumps(p) for p in nlp.model.parse(sentences, nlp.options)] == [pickle.dumps(p) for p in expected]
+    mapped = [t for t in released if not t.untyped_storage().resizable()]  # read from the base's file, not allocated
+    assert len(released) == sum(1 for _ in encoder.pretrained_module().parameters()) + sum(1 for _ in encoder.pretrained_module().buffers())
+    assert len(mapped) == sum(1 for _ in encoder.pretrained_module().parameters())  # every weight (buffers: made by the model)
 
 
 @pytest.mark.slow

@@ -120,3 +120,20 @@ def test_a_pipeline_that_parses_in_bfloat16_holds_its_encoder_in_it_and_parses_t
     assert not spandep.load(transformer_models[kind], precision="float32").model.encoder.held_bfloat16
     monkeypatch.setattr(precision, "native_bfloat16", lambda device: False)
     assert not spandep.load(transformer_models[kind], precision="bfloat16").model.encoder.held_bfloat16
+
+
+def test_release_leaves_a_mapped_tensor_reading_the_same_and_an_allocated_one_alone(tmp_path):
+    """``release`` advises the kernel to drop a memory-mapped tensor's pages (read again from the file when touched):
+    its values stay; a tensor torch allocated is not touched (``False``)."""
+    from safetensors.torch import load_file, save_file
+
+    from spandep.storage.precision import release
+
+    values = torch.randn(300_000)
+    save_file({"w": values}, tmp_path / "w.safetensors")
+    mapped = load_file(tmp_path / "w.safetensors")["w"]
+    assert not mapped.untyped_storage().resizable()  # safetensors maps the file
+    release(mapped)
+    assert torch.equal(mapped, values)
+    allocated = values.clone()
+    assert release(allocated) is False and torch.equal(allocated, values)

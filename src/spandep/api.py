@@ -78,13 +78,13 @@ class ModelSpec:
 
         if self.threads:
             torch.set_num_threads(self.threads)
-        model = load_model(self.folder, self.device, self.int8)
+        model = load_model(self.folder, self.device, self.int8, merge_adapter=False)
         try:
             precision = model.settings(self.options).precision
         except ValueError:  # options the model does not take: reported by whoever parses (Pipeline, the commands)
-            return model
-        if precision == "bfloat16":
-            hold_bfloat16(model)
+            precision = None
+        if precision != "bfloat16" or not hold_bfloat16(model):  # holding merges the adapter a layer at a time
+            model.encoder.merge_adapter()
         return model
 
     def load(self) -> Pipeline:

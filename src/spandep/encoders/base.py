@@ -7,7 +7,7 @@ Feature extraction is split from the forward pass so that each sentence is token
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -64,9 +64,11 @@ class WordEncoder(SettingsCheck, nn.Module):
         module = self.pretrained_module()
         return list(module.parameters()) if module is not None else []
 
-    def merge_adapter(self) -> None:
+    def merge_adapter(self, each: Callable[[nn.Module, torch.Tensor], None] | None = None) -> None:
         """For inference only: fold a trained adapter into the pretrained weights (an encoder without one: nothing
-        to do). A merged encoder parses as fast as a fully fine-tuned one but cannot be saved again."""
+        to do). A merged encoder parses as fast as a fully fine-tuned one but cannot be saved again. ``each``: the
+        merge goes a layer at a time, each layer's sum in a new tensor, and ``each(layer, weight)`` gets the layer
+        just merged and the pretrained weight its sum replaced (what :mod:`spandep.storage.precision` holds)."""
 
     def featurize(self, forms: list[str], upos: list[str] | None = None) -> dict[str, Any]:
         """Per-sentence features (plain Python / numpy), computed once and cached by the caller.

@@ -10,7 +10,7 @@ its vector from the window where it sits furthest from an edge, so nothing is ev
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from torch import nn
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-from spandep.encoders.adapters import ADAPTERS, adapter_parameters, adapter_problem
+from spandep.encoders.adapters import ADAPTERS, adapter_parameters, adapter_problem, merge_layers
 from spandep.encoders.base import WordEncoder
 from spandep.encoders.bases import MINILM_ALIAS, model_path_problem, resolve_model_path
 from spandep.errors import ModelError
@@ -317,11 +317,12 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         added = {id(p) for p in adapter_parameters(self.transformer)} if self.adapter else set()
         return [p for p in super().pretrained_parameters() if id(p) not in added]
 
-    def merge_adapter(self) -> None:
+    def merge_adapter(self, each: Callable[[nn.Module, torch.Tensor], None] | None = None) -> None:
         """Each adapted layer's weights become the base's plus the adapter's delta (``peft``'s
-        ``merge_and_unload``): the transformer is a plain one again, as fast as a fully fine-tuned one."""
+        ``merge_and_unload``; with ``each``, a layer at a time: :func:`~spandep.encoders.adapters.merge_layers`):
+        the transformer is a plain one again, as fast as a fully fine-tuned one."""
         if self.adapter and not self.merged:
-            self.transformer = self.transformer.merge_and_unload()  # type: ignore[operator]
+            self.transformer = self.transformer.merge_and_unload() if each is None else merge_layers(self.transformer, each)  # type: ignore[operator]
             self.merged = True
 
     # ----------------------------------------------------------------------------------- config

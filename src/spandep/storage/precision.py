@@ -8,33 +8,71 @@ nothing to do and the float32 copies are gone, so the parse is the same to the l
 weight to the bfloat16 it now holds) in about half the encoder's memory. Every other tensor of the pretrained module
 is copied off the memory-mapped file it was read from, so that the file's pages go too. A model so held parses in
 bfloat16 only: the float32 weights are not kept (``Parser.settings`` refuses ``precision = "float32"``).
+
+It goes a layer at a time, so that loading never holds the float32 and the bfloat16 weights whole at once: an
+adapter is merged layer by layer into new tensors (:meth:`~spandep.encoders.base.WordEncoder.merge_adapter`), each
+sum held in bfloat16 at once, and the pages of every pretrained tensor memory-mapped from the base encoder's file are
+handed back as soon as its copy is made (:func:`release`; they were only read) instead of when the file's last tensor
+goes (en-accurate's peak while loading: 1.12 → 0.83 GB; BENCHMARKS.md, "Parse memory").
 """
 
 from __future__ import annotations
+
+import ctypes
+import mmap
 
 import torch
 from torch import nn
 
 from spandep.encoders.base import native_bfloat16
+from spandep.malloc import libc_function, trim
 
-__all__ = ["hold_bfloat16"]
+__all__ = ["hold_bfloat16", "release"]
+
+MADV_PAGEOUT = 21  # madvise(2), Linux 5.4: reclaim these pages now (a file's clean pages are dropped, read again if touched)
 
 
 def hold_bfloat16(model: nn.Module) -> bool:
-    """Hold ``model``'s pretrained encoder module in bfloat16 (module docstring) where its device computes bfloat16
-    natively and the encoder is neither int8 nor without a pretrained module; whether it did."""
+    """Hold ``model``'s pretrained encoder module in bfloat16 (module docstring), merging its adapter on the way,
+    where its device computes bfloat16 natively and the encoder is neither int8 nor without a pretrained module;
+    whether it did (if not, the adapter is left to the caller to merge)."""
     encoder = model.encoder  # type: ignore[union-attr]
-    pretrained = encoder.pretrained_module()
     device = next(model.parameters()).device
-    if pretrained is None or encoder.int8 or not native_bfloat16(device):
+    if encoder.pretrained_module() is None or encoder.int8 or not native_bfloat16(device):
         return False
     with torch.no_grad():
-        for module in pretrained.modules():
+        encoder.merge_adapter(_hold_merged)
+        for module in encoder.pretrained_module().modules():
             for name, tensor in list(module.named_parameters(recurse=False)) + list(module.named_buffers(recurse=False)):
+                if tensor.dtype == torch.bfloat16:  # held already (an adapter's merged layer)
+                    continue
                 held = tensor.to(torch.bfloat16) if isinstance(module, nn.Linear) else tensor.clone()
                 if isinstance(tensor, nn.Parameter):
                     setattr(module, name, nn.Parameter(held, requires_grad=False))
                 else:
                     module.register_buffer(name, held, persistent=name not in module._non_persistent_buffers_set)
+                release(tensor)
+    trim()  # the float32 sums of the adapter's layers, freed: handed back
     encoder.held_bfloat16 = True
     return True
+
+
+def _hold_merged(layer: nn.Module, pretrained: torch.Tensor) -> None:
+    """An adapted linear layer just merged: its sum held in bfloat16, the pretrained weight's pages released."""
+    layer.weight = nn.Parameter(layer.weight.to(torch.bfloat16), requires_grad=False)  # type: ignore[union-attr]
+    release(pretrained)
+
+
+def release(tensor: torch.Tensor) -> bool:
+    """Hand back the resident pages of a CPU tensor memory-mapped from a file (a storage torch did not allocate
+    itself, as a base encoder's weights read by ``transformers``), whole pages only, while it is still referenced;
+    whether the kernel took the advice. Only a hint: the tensor reads the same after it (a file's pages come back from
+    the file), and a tensor torch allocated, or a system without ``madvise``, is left as it is."""
+    storage = tensor.untyped_storage()
+    madvise = libc_function("madvise")
+    if tensor.device.type != "cpu" or storage.resizable() or madvise is None:
+        return False
+    page = mmap.PAGESIZE
+    start = -(-storage.data_ptr() // page) * page
+    end = (storage.data_ptr() + storage.nbytes()) // page * page
+    return end > start and madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), MADV_PAGEOUT) == 0

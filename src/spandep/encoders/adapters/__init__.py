@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from spandep.encoders.adapters.base import Adapter, adapter_parameters
+from spandep.encoders.adapters.base import Adapter, adapter_parameters, merge_layers
 from spandep.registry import Registry
 
 ADAPTERS: Registry[type[Adapter]] = Registry("adapter type")
 ADAPTERS.add("lora", "spandep.encoders.adapters.lora:LoraAdapter")
 
-__all__ = ["ADAPTERS", "Adapter", "adapter_parameters", "adapter_problem"]
+__all__ = ["ADAPTERS", "Adapter", "adapter_parameters", "adapter_problem", "merge_layers"]
 
 
 def adapter_problem(given: dict[str, Any]) -> str | None:

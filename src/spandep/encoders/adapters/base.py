@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
+import torch
 from torch import nn
 
 from spandep.registry import SettingsCheck
@@ -34,3 +36,17 @@ def adapter_parameters(tuner: nn.Module) -> list[nn.Parameter]:
         for part in module.adapter_layer_names
         for p in getattr(module, part).parameters()
     ]
+
+
+def merge_layers(tuner: nn.Module, each: Callable[[nn.Module, torch.Tensor], None]) -> nn.Module:
+    """The tuner's model with each injected layer's delta added to its base layer's weight, a layer at a time, into a
+    new tensor (``peft``'s safe merge: the pretrained weight, perhaps memory-mapped from its file, is only read), and
+    the adapter's layers removed; ``each(base_layer, pretrained_weight)`` is called as soon as a layer is merged."""
+    from peft.tuners.tuners_utils import BaseTunerLayer
+
+    for module in [m for m in tuner.modules() if isinstance(m, BaseTunerLayer)]:
+        base = module.get_base_layer()
+        pretrained = base.weight.data  # the merge points the parameter at a new tensor; this one keeps the old
+        module.merge(safe_merge=True)
+        each(base, pretrained)
+    return tuner.unload()  # type: ignore[operator]

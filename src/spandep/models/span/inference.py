@@ -97,7 +97,9 @@ class WordScores:
             scores = restrict(self.scorer.label_scores(reps, at), self.allowed)  # (1, 1 + n, labels)
         ids = scores[0, 1:].argmax(-1)  # (n,)
         probs = scores[0, 1:].softmax(-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)  # (n,)
-        return ids.cpu().numpy(), probs.double().cpu().numpy()
+        # copies numpy owns: a view would keep torch's small block alive amid the next sentences' freed temporaries,
+        # and a parse's resident memory grew by 0.5 MB a sentence kept so (450 sentences: 0.24 GB)
+        return np.array(ids.tolist(), dtype=np.int64), np.array(probs.tolist(), dtype=np.float64)
 
 
 @dataclass
@@ -422,8 +424,9 @@ class SpanInference:
         by_length = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))  # near-uniform query batches
         proposed = self.propose(sentences)
         costs = [k * len(sentences[i]) * max(len(sentences[i]) + 1, QUERY_POSITIONS) for i in by_length]
-        for number, group in enumerate(groups(costs, GROUP_POSITIONS)):
-            if number:  # the groups before freed blocks too small for this one's: handed back (spandep.malloc)
+        linked = groups(costs, GROUP_POSITIONS)
+        for group in linked:
+            if len(linked) > 1:  # what the encoder and the groups before freed, in blocks too small for this one's: handed back
                 trim()
             ids = [by_length[j] for j in group]
             parses, fallbacks = self.decode(self.link(sentences, proposed, ids, True, stats))
