@@ -1,12 +1,9 @@
 """glibc's malloc, reached through ``ctypes``: free memory handed back to the system (``malloc_trim``).
 
-A parse allocates its tensors' blocks through malloc, and freed blocks stay in malloc's arenas for later. Span
-inference links and decodes sentences shortest first, so each group of sentences asks for blocks a little larger
-than those the group before freed: they fit none of the holes, the arenas grow, and a process's resident memory
-climbs with every group while its memory in use does not (en-accurate over EWT test: 0.71 GB after loading, 1.95 GB
-at the end; with a trim between groups at most 1.13 GB; BENCHMARKS.md, "Parse memory"). :func:`trim` hands the free
-pages back (on other C libraries it does nothing). ``spandep serve`` also sets malloc's options
-(:mod:`spandep.serve.memory`).
+Freed blocks stay in malloc's arenas for later, so a process's resident memory keeps the peaks it has been through.
+:func:`trim` hands the free pages back (on other C libraries it does nothing): after the encoder is held in
+bfloat16 (:mod:`spandep.storage.precision`: the float32 sums of an adapter's layers, freed one by one) and after a
+turn of ``spandep serve``'s worker, which also sets malloc's options (:mod:`spandep.serve.memory`).
 """
 
 from __future__ import annotations

@@ -43,7 +43,6 @@ from spandep.decoding.mst import mst_single
 from spandep.decoding.constraints import Fixed
 from spandep.decoding.spans import SpanCandidates, SpanDecodeResult
 from spandep.options import InferenceOptions, InferenceStats
-from spandep.malloc import trim
 from spandep.masking import NEG_INF
 from spandep.models.base import Parse, fallback_labels, given_constraints
 from spandep.models.biaffine import BiaffineScorer
@@ -59,10 +58,10 @@ __all__ = ["Encoded", "Proposed", "ScoredSentence", "SpanInference", "SpanParts"
 # SpanInference.parse runs the linker and decodes a group of sentences at a time (after the encoder has run over all of
 # them): each query keeps its states (1 + n, dim) until its sentence is decoded (labels are read at the decoded arcs
 # only), and a sentence of n words asks about up to k·n queries, so a group is bounded by its queries' positions
-# Σ k·n·(1 + n), each query counted as at least QUERY_POSITIONS (decoding's own memory grows with the sentences decoded
-# together: 6,000 words of short sentences took 0.35 GB), not by its words: about GROUP_POSITIONS · dim · 4 bytes of
-# states (60 MB at the late linker's dim 256) whatever the sentences' lengths (2,000 words held 0.5 GB of them in long
-# sentences).
+# Σ k·n·(1 + n), about GROUP_POSITIONS · dim · 4 bytes of states (60 MB at the late linker's dim 256) whatever the
+# sentences' lengths, where 2,000 words at k = 2 were four times that in 60-word sentences. Each query counts as at
+# least QUERY_POSITIONS, so a group of short sentences stays near 1,000 words at k = 2 (the labels of a group's arcs
+# are scored in one pass of (arcs, labels, label_mlp + 1) floats).
 GROUP_POSITIONS = 60_000
 QUERY_POSITIONS = 32
 SpanDecoder = Callable[[SpanCandidates, np.ndarray, float, Fixed | None], SpanDecodeResult]
@@ -98,7 +97,7 @@ class WordScores:
         ids = scores[0, 1:].argmax(-1)  # (n,)
         probs = scores[0, 1:].softmax(-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)  # (n,)
         # copies numpy owns: a view would keep torch's small block alive amid the next sentences' freed temporaries,
-        # and a parse's resident memory grew by 0.5 MB a sentence kept so (450 sentences: 0.24 GB)
+        # and the process grew with every sentence decoded (docs/speed.md, "Memory")
         return np.array(ids.tolist(), dtype=np.int64), np.array(probs.tolist(), dtype=np.float64)
 
 
@@ -424,10 +423,7 @@ class SpanInference:
         by_length = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))  # near-uniform query batches
         proposed = self.propose(sentences)
         costs = [k * len(sentences[i]) * max(len(sentences[i]) + 1, QUERY_POSITIONS) for i in by_length]
-        linked = groups(costs, GROUP_POSITIONS)
-        for group in linked:
-            if len(linked) > 1:  # what the encoder and the groups before freed, in blocks too small for this one's: handed back
-                trim()
+        for group in groups(costs, GROUP_POSITIONS):
             ids = [by_length[j] for j in group]
             parses, fallbacks = self.decode(self.link(sentences, proposed, ids, True, stats))
             stats.dp_fallbacks += fallbacks
