@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+import sys
 
 import torch
 from torch import nn
@@ -66,12 +67,12 @@ def _hold_merged(layer: nn.Module, pretrained: torch.Tensor) -> None:
 def release(tensor: torch.Tensor) -> bool:
     """Hand back the resident pages of a CPU tensor memory-mapped from a file (a storage torch did not allocate
     itself, as a base encoder's weights read by ``transformers``), whole pages only, while it is still referenced;
-    whether the kernel took the advice. Only a hint: the tensor reads the same after it (a file's pages come back from
-    the file), and a tensor torch allocated, or a system without ``madvise``, is left as it is."""
+    whether the kernel took the advice (Linux only). Only a hint: the tensor reads the same after it (a file's pages
+    come back from the file), and a tensor torch allocated, or a system without ``madvise``, is left as it is."""
     storage = tensor.untyped_storage()
     madvise = libc_function("madvise")
-    if tensor.device.type != "cpu" or storage.resizable() or madvise is None:
-        return False
+    if not sys.platform.startswith("linux") or tensor.device.type != "cpu" or storage.resizable() or madvise is None:
+        return False  # the advice's number is Linux's
     page = mmap.PAGESIZE
     start = -(-storage.data_ptr() // page) * page
     end = (storage.data_ptr() + storage.nbytes()) // page * page
