@@ -4,9 +4,9 @@ glibc gives each thread that allocates its own malloc arena (up to 8 per core), 
 pool reading and writing requests, the worker, torch's) each keep the freed memory of their arena: under load the
 resident memory crept up by 134 MB in three minutes. With two arenas, as ``MALLOC_ARENA_MAX=2`` gives, it stayed
 within 8.5 % of its mean and the throughput did not drop (docs/serve.md, "Memory"). A big request still leaves its
-peak behind (freed memory glibc keeps for later), and a mixed load leaves peaks of its own: :func:`trim` hands it back
-to the system (:func:`spandep.malloc.trim`). After every batch it cost a tenth of the throughput under load, so the worker trims
-after a turn when nothing else waits, else at most every :data:`TRIM_EVERY_S` seconds (docs/serve.md, "Memory").
+peak behind (freed memory glibc keeps for later), and a mixed load leaves peaks of its own:
+:func:`spandep.malloc.trim` hands it back to the system. After every batch it cost a tenth of the throughput under
+load, so the worker trims after a turn when nothing else waits, else at most every :data:`TRIM_EVERY_S` seconds (docs/serve.md, "Memory").
 The swings stayed (a 3-minute soak: 20.2 % from the mean): glibc's mmap threshold grows with the large blocks freed
 (up to 32 MB), so a model batch's tensors come to live in the arenas, whose free memory is kept. A fixed threshold
 of 1 MiB (as ``MALLOC_MMAP_THRESHOLD_=1048576`` gives) maps every block that large on its own and unmaps it when

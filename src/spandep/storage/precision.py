@@ -13,7 +13,7 @@ It goes a layer at a time, so that loading never holds the float32 and the bfloa
 adapter is merged layer by layer into new tensors (:meth:`~spandep.encoders.base.WordEncoder.merge_adapter`), each
 sum held in bfloat16 at once, and the pages of every pretrained tensor memory-mapped from the base encoder's file are
 handed back as soon as its copy is made (:func:`release`; they were only read) instead of when the file's last tensor
-goes (en-accurate's peak while loading: 1.12 → 0.87 GB; BENCHMARKS.md, "Parse memory").
+goes (en-accurate's peak while loading: 1.12 → 0.82 GB; BENCHMARKS.md, "Parse memory").
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ class WordScores:
         probs = scores[0, 1:].softmax(-1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)  # (n,)
         # copies numpy owns: a view would keep torch's small block alive amid the next sentences' freed temporaries,
         # and the process grew with every sentence decoded (docs/speed.md, "Memory")
-        return np.array(ids.tolist(), dtype=np.int64), np.array(probs.tolist(), dtype=np.float64)
+        return ids.cpu().numpy().copy(), probs.double().cpu().numpy().copy()
 
 
 @dataclass
