@@ -25,7 +25,7 @@ from spandep.models.confidence import ArcScores, Calibration
 from spandep.models.heads import IGNORE, HeadInput
 from spandep.models.heads.base import SUFFIX_BUCKETS, word_shape, word_suffixes
 from spandep.models.heads.feats import FeatsTagger
-from spandep.models.heads.lemma import EditScript, Lemmatizer, induce_script, lemma_lexicon
+from spandep.models.heads.lemma import EditScript, Lemmatizer, induce_script, lemma_feats_lexicon, lemma_lexicon
 from spandep.models.heads.upos import UposTagger
 from spandep.models.span.candidates import link_head_scores
 from spandep.models.heads.xpos import XposTagger
@@ -318,3 +318,26 @@ def test_the_lexicon_overrides_scripts_where_it_knows_the_form_with_its_predicte
     assert head.refine(values, [["saw", "saw", "ran"]], {"upos": [["VERB", "NOUN", "VERB"]]}) == [["see", "saw", "ran"]]
     assert head.refine(values, [["saw", "saw", "ran"]], {}) == values  # no UPOS head: the scripts stand
     assert Lemmatizer(8, ['["keep", 0, "", 0, ""]']).export_config().get("lexicon") is None  # models saved before it
+
+
+def test_the_feats_lexicon_keeps_only_the_triples_whose_bundle_changes_the_lemma() -> None:
+    def word(form: str, upos: str, feats: str, lemma: str) -> Token:
+        return Token(1, form, lemma=lemma, upos=upos, feats=feats)
+
+    obj, poss = "Case=Acc|Number=Sing|Person=3", "Number=Sing|Person=3|Poss=Yes"
+    train = [Sentence([word("her", "PRON", obj, "she"), word("her", "PRON", obj, "she"), word("her", "PRON", poss, "her"),
+                       word("saw", "VERB", "Tense=Past", "see"), word("x", "_", "_", "x")])]
+    lexicon = lemma_lexicon(train)
+    assert lexicon == {"PRON": {"her": "she"}, "VERB": {"saw": "see"}}
+    assert lemma_feats_lexicon(train, lexicon) == {"PRON": {poss: {"her": "her"}}}  # the object's triple agrees with the pair
+
+
+def test_the_feats_lexicon_comes_before_the_pair_lexicon_where_the_bundle_is_predicted() -> None:
+    poss = "Number=Sing|Person=3|Poss=Yes"
+    head = Lemmatizer(8, ['["keep", 0, "", 0, ""]'], lexicon={"PRON": {"her": "she"}}, feats_lexicon={"PRON": {poss: {"her": "her"}}})
+    values, forms = [["her", "her", "Her"]], [["her", "her", "Her"]]
+    upos = [["PRON", "PRON", "PRON"]]
+    assert head.refine(values, forms, {"upos": upos, "feats": [[poss, "Case=Acc", poss]]}) == [["her", "she", "Her"]]
+    assert head.refine(values, forms, {"upos": upos}) == [["she", "she", "Her"]]  # no FEATS head: the pair lexicon
+    assert head.export_config()["feats_lexicon"] == {"PRON": {poss: {"her": "her"}}}
+    assert "feats_lexicon" not in Lemmatizer(8, ['["keep", 0, "", 0, ""]'], lexicon={}).export_config()  # models saved before it
