@@ -161,6 +161,8 @@ def test_a_compact_model_held_in_bfloat16_merges_its_adapter_a_layer_at_a_time_a
     mapped = [t for t in released if not t.untyped_storage().resizable()]  # read from the base's file, not allocated
     assert len(released) == sum(1 for _ in encoder.pretrained_module().parameters()) + sum(1 for _ in encoder.pretrained_module().buffers())
     assert len(mapped) == sum(1 for _ in encoder.pretrained_module().parameters())  # every weight (buffers: made by the model)
+    embeddings = [m.weight for m in encoder.pretrained_module().modules() if isinstance(m, torch.nn.Embedding)]
+    assert embeddings and all(not e.untyped_storage().resizable() and e.dtype == torch.float32 for e in embeddings)  # still mapped
 
 
 @pytest.mark.slow
