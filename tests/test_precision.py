@@ -127,7 +127,7 @@ def test_release_leaves_a_mapped_tensor_reading_the_same_and_an_allocated_one_al
     its values stay; a tensor torch allocated is not touched (``False``)."""
     from safetensors.torch import load_file, save_file
 
-    from spandep.storage.precision import release
+    from spandep.malloc import release
 
     values = torch.randn(300_000)
     save_file({"w": values}, tmp_path / "w.safetensors")

@@ -184,3 +184,19 @@ def test_a_model_whose_tokenizer_names_a_base_parses_raw_text(tmp_path, tiny_mod
     text = "Dr. Smith came. She left!"
     doc = nlp(text)
     assert doc.text == text and "".join(w.text for s in doc for w in s) == text.replace(" ", "")
+
+
+def test_a_parser_and_encoder_features_over_one_base_share_its_tokenizer(tiny_transformer_dir):
+    """One tokenizer object per base folder while anything holds it (XLM-R's holds about 0.29 GB): the parser's
+    encoder and the tokenizer's encoder features of one model, or two models of one base, read the same pieces."""
+    import gc
+
+    from spandep.encoders.transformer import TransformerEncoder
+    from spandep.tokenization.encoder_features import _TOKENIZERS, piece_tokenizer
+
+    pieces = PieceVectors("tiny", str(tiny_transformer_dir), 1)
+    encoder = TransformerEncoder(str(tiny_transformer_dir), pretrained=False)
+    assert encoder.tokenizer is pieces.tokenizer is piece_tokenizer(str(tiny_transformer_dir) + "/.")
+    del pieces, encoder
+    gc.collect()
+    assert str(tiny_transformer_dir.resolve()) not in _TOKENIZERS  # held by nothing: gone, not kept for the process

@@ -18,13 +18,14 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from transformers import AutoConfig, AutoModel, AutoTokenizer
+from transformers import AutoConfig, AutoModel
 from transformers.utils import logging as hf_logging
 
 from spandep.encoders.adapters import ADAPTERS, adapter_parameters, adapter_problem, merge_layers
 from spandep.encoders.base import WordEncoder
 from spandep.encoders.bases import MINILM_ALIAS, model_path_problem, resolve_model_path
 from spandep.errors import ModelError
+from spandep.tokenization.encoder_features import piece_tokenizer
 
 
 class ScalarMix(nn.Module):
@@ -70,7 +71,7 @@ class PretrainedAssets:
         ``pretrained`` (a saved model's own weights are loaded afterwards)."""
         self.model_name = model
         path = resolve_model_path(model)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.tokenizer = piece_tokenizer(path)  # shared with any other model of the same base in this process
         if pretrained:
             with _no_progress_bar():  # transformers draws a "Loading weights" bar on stderr at every load
                 self.transformer = AutoModel.from_pretrained(path)

@@ -14,25 +14,19 @@ is 94 MB in float32). A model so held parses in bfloat16 only: the float32 weigh
 It goes a layer at a time, so that loading never holds the float32 and the bfloat16 weights whole at once: an
 adapter is merged layer by layer into new tensors (:meth:`~spandep.encoders.base.WordEncoder.merge_adapter`), each
 sum held in bfloat16 at once, and the pages of every pretrained tensor memory-mapped from the base encoder's file are
-handed back as soon as its copy is made (:func:`release`; they were only read) instead of when the file's last tensor
+handed back as soon as its copy is made (:func:`spandep.malloc.release`; they were only read) instead of when the file's last tensor
 goes (en-accurate's peak while loading: 1.12 → 0.82 GB; BENCHMARKS.md, "Parse memory").
 """
 
 from __future__ import annotations
 
-import ctypes
-import mmap
-import sys
-
 import torch
 from torch import nn
 
 from spandep.encoders.base import native_bfloat16
-from spandep.malloc import libc_function, trim
+from spandep.malloc import release, trim
 
-__all__ = ["hold_bfloat16", "release"]
-
-MADV_PAGEOUT = 21  # madvise(2), Linux 5.4: reclaim these pages now (a file's clean pages are dropped, read again if touched)
+__all__ = ["hold_bfloat16"]
 
 
 def hold_bfloat16(model: nn.Module) -> bool:
@@ -65,18 +59,3 @@ def _hold_merged(layer: nn.Module, pretrained: torch.Tensor) -> None:
     """An adapted linear layer just merged: its sum held in bfloat16, the pretrained weight's pages released."""
     layer.weight = nn.Parameter(layer.weight.to(torch.bfloat16), requires_grad=False)  # type: ignore[union-attr]
     release(pretrained)
-
-
-def release(tensor: torch.Tensor) -> bool:
-    """Hand back the resident pages of a CPU tensor memory-mapped from a file (a storage torch did not allocate
-    itself, as a base encoder's weights read by ``transformers``), whole pages only, while it is still referenced;
-    whether the kernel took the advice (Linux only). Only a hint: the tensor reads the same after it (a file's pages
-    come back from the file), and a tensor torch allocated, or a system without ``madvise``, is left as it is."""
-    storage = tensor.untyped_storage()
-    madvise = libc_function("madvise")
-    if not sys.platform.startswith("linux") or tensor.device.type != "cpu" or storage.resizable() or madvise is None:
-        return False  # the advice's number is Linux's
-    page = mmap.PAGESIZE
-    start = -(-storage.data_ptr() // page) * page
-    end = (storage.data_ptr() + storage.nbytes()) // page * page
-    return end > start and madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), MADV_PAGEOUT) == 0

@@ -24,7 +24,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import weakref
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -32,11 +34,12 @@ import torch
 
 from spandep.data.output import cached_array
 from spandep.errors import ModelError
+from spandep.malloc import release
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # no model hub is ever asked (as spandep.encoders does)
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-__all__ = ["SPAN", "PieceVectors", "cached_vectors", "local_folder"]
+__all__ = ["SPAN", "PieceVectors", "cached_vectors", "local_folder", "piece_tokenizer"]
 
 SPAN = 256  # pieces read at most per window, context included (and [CLS], [SEP])
 BATCH = 16  # windows per forward pass
@@ -48,6 +51,24 @@ def local_folder(name: str) -> str:
         return str(Path(name).expanduser())
     raise ModelError(f"the tokenizer reads the encoder {name!r}, which is no local folder; load it through spandep "
                      "(spandep parse, spandep.load) or give load_tokenizer encoder_folder=resolve_model_path")
+
+
+_TOKENIZERS: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+
+
+def piece_tokenizer(folder: str) -> Any:
+    """The ``transformers`` tokenizer of the encoder in ``folder``, one object per folder in a process for as long as
+    anything holds it: a parser's encoder and a tokenizer's encoder features over the same base (the zh model), or
+    the models of one base that a service holds, share it. multilingual-e5-small's (250,002 pieces) holds about
+    0.29 GB. Every caller asks it the same way (no truncation, no padding), so sharing changes no output."""
+    key = str(Path(folder).expanduser().resolve())
+    found = _TOKENIZERS.get(key)
+    if found is None:
+        from transformers import AutoTokenizer
+
+        found = AutoTokenizer.from_pretrained(key, local_files_only=True)
+        _TOKENIZERS[key] = found
+    return found
 
 
 @contextlib.contextmanager
@@ -71,14 +92,16 @@ class PieceVectors:
     (module docstring); ``known`` maps a text to vectors computed before (training's cached files)."""
 
     def __init__(self, name: str, folder: str, layers: int) -> None:
-        from transformers import AutoConfig, AutoModel, AutoTokenizer
+        from transformers import AutoConfig, AutoModel
 
         with _quiet():
             config = AutoConfig.from_pretrained(folder, local_files_only=True)
             if not 1 <= layers <= config.num_hidden_layers:
                 raise ValueError(f"encoder layers must be in [1, {config.num_hidden_layers}] for {name!r}, not {layers}")
-            self.tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+            self.tokenizer = piece_tokenizer(folder)
             self.model = AutoModel.from_pretrained(folder, local_files_only=True, num_hidden_layers=layers).eval()
+        for tensor in [*self.model.parameters(), *self.model.buffers()]:
+            release(tensor)  # read from the file: its pages come back where used (a few rows of the embedding table)
         self.name, self.layers, self.width = name, layers, int(config.hidden_size)
         span = min(SPAN, int(config.max_position_embeddings) - 2)
         self.context = span // 9  # (module docstring)
