@@ -16,7 +16,11 @@ from benchmarks.suite.report import print_or_replace
 from benchmarks.suite.systems import REPO
 
 RESULTS = REPO / "benchmarks" / "results" / "heads"
-STEPS = {"chars": "the table of heads with characters and context", "extra": "the table of heads trained on more data"}
+STEPS = {
+    "chars": "the table of heads with characters and context",
+    "extra": "the table of heads trained on more data",
+    "lemma": "the table of the lemma head conditioned on UPOS with the feature-keyed lexicon",
+}
 COLUMNS = ("UPOS", "UFeats", "Lemmas", "LAS", "MLAS", "BLEX")
 
 

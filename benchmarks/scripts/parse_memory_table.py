@@ -18,9 +18,9 @@ BEGIN, END = "<!-- parse-memory:begin -->", "<!-- parse-memory:end -->"
 
 def render() -> str:
     rows = [
-        "| model (EWT test, words) | resident after loading | peak while loading | API: peak while parsing | API: parse CPU s | "
+        "| model | parsed (words) | machine | resident after loading | peak while loading | API: peak while parsing | API: parse CPU s | "
         "`spandep parse`: peak | `spandep parse`: CPU s | same trees | source |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for path in sorted(RESULTS.glob("parse_memory__*.json")):
         r = json.loads(path.read_text(encoding="utf-8"))
@@ -31,7 +31,7 @@ def render() -> str:
 
         same = "yes" if r["same_trees"] and r["same_cli_output"] else "no"
         rows.append(
-            f"| `{r['model']}` ({r['words']:,}) | {pair('loaded_gb')} GB | {pair('load_peak_gb')} GB | {pair('parse_peak_gb')} GB | "
+            f"| `{r['model']}` | {Path(r['input']).name} ({r['words']:,}) | {r['machine']['cpu']} | {pair('loaded_gb')} GB | {pair('load_peak_gb')} GB | {pair('parse_peak_gb')} GB | "
             f"{pair('cpu_seconds', 1)} | {pair('cli_peak_gb')} GB | {pair('cli_cpu_seconds', 1)} | {same} | "
             f"`{path.relative_to(RESULTS.parents[2])}` (old: {r['old']}) |"
         )
