@@ -339,5 +339,7 @@ def test_the_feats_lexicon_comes_before_the_pair_lexicon_where_the_bundle_is_pre
     upos = [["PRON", "PRON", "PRON"]]
     assert head.refine(values, forms, {"upos": upos, "feats": [[poss, "Case=Acc", poss]]}) == [["her", "she", "Her"]]
     assert head.refine(values, forms, {"upos": upos}) == [["she", "she", "Her"]]  # no FEATS head: the pair lexicon
+    bare = Lemmatizer(8, ['["keep", 0, "", 0, ""]'], lexicon={"PRON": {"her": "she"}}, feats_lexicon={"PRON": {"_": {"her": "her"}}})
+    assert bare.refine(values, forms, {"upos": upos}) == [["she", "she", "Her"]]  # no FEATS head is not "no features"
     assert head.export_config()["feats_lexicon"] == {"PRON": {poss: {"her": "her"}}}
     assert "feats_lexicon" not in Lemmatizer(8, ['["keep", 0, "", 0, ""]'], lexicon={}).export_config()  # models saved before it

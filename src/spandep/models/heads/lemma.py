@@ -28,11 +28,11 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from spandep.data.sentence import Sentence
+from spandep.data.sentence import Sentence, Token
 from spandep.models.heads.base import ClassifierHead
 
 CASINGS = ("lower", "title", "upper", "keep")
@@ -97,31 +97,31 @@ def induce_script(form: str, lemma: str) -> EditScript:
     return _edit("keep", form, lemma)
 
 
-def lemma_lexicon(train: Sequence[Sentence]) -> dict[str, dict[str, str]]:
-    """UPOS → form → the lemma the (form, UPOS) pair had most often in ``train`` (the first seen on a tie); words
-    without a UPOS or a lemma are left out."""
-    counts: defaultdict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+def _most_frequent_lemmas(train: Sequence[Sentence], key: Callable[[Token], tuple[str, ...]]) -> dict[tuple[str, ...], str]:
+    """``key(word)`` → the lemma the words of that key had most often in ``train`` (the first seen on a tie), sorted by
+    key; words without a UPOS or a lemma are left out."""
+    counts: defaultdict[tuple[str, ...], Counter[str]] = defaultdict(Counter)
     for sentence in train:
         for w in sentence.words:
             if w.upos != "_" and w.lemma != "_":
-                counts[(w.upos, w.form)][w.lemma] += 1
+                counts[key(w)][w.lemma] += 1
+    return {k: lemmas.most_common(1)[0][0] for k, lemmas in sorted(counts.items())}
+
+
+def lemma_lexicon(train: Sequence[Sentence]) -> dict[str, dict[str, str]]:
+    """UPOS → form → the lemma the (form, UPOS) pair had most often in ``train`` (the first seen on a tie); words
+    without a UPOS or a lemma are left out."""
     lexicon: dict[str, dict[str, str]] = {}
-    for (upos, form), lemmas in sorted(counts.items()):
-        lexicon.setdefault(upos, {})[form] = lemmas.most_common(1)[0][0]
+    for (upos, form), lemma in _most_frequent_lemmas(train, lambda w: (w.upos, w.form)).items():
+        lexicon.setdefault(upos, {})[form] = lemma
     return lexicon
 
 
 def lemma_feats_lexicon(train: Sequence[Sentence], lexicon: dict[str, dict[str, str]]) -> dict[str, dict[str, dict[str, str]]]:
     """UPOS → FEATS → form → the lemma the (form, UPOS, FEATS) triple had most often in ``train`` (the first seen on
     a tie), only where it is not the lemma ``lexicon`` (:func:`lemma_lexicon` of the same data) gives the pair."""
-    counts: defaultdict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
-    for sentence in train:
-        for w in sentence.words:
-            if w.upos != "_" and w.lemma != "_":
-                counts[(w.upos, w.feats, w.form)][w.lemma] += 1
     table: dict[str, dict[str, dict[str, str]]] = {}
-    for (upos, feats, form), lemmas in sorted(counts.items()):
-        lemma = lemmas.most_common(1)[0][0]
+    for (upos, feats, form), lemma in _most_frequent_lemmas(train, lambda w: (w.upos, w.feats, w.form)).items():
         if lemma != lexicon[upos][form]:
             table.setdefault(upos, {}).setdefault(feats, {})[form] = lemma
     return table
@@ -186,15 +186,16 @@ class Lemmatizer(ClassifierHead):
         predicted UPOS); the script's elsewhere."""
         if not self.lexicon or "upos" not in columns:
             return values
-        bundles = columns.get("feats") if self.feats_lexicon else None
-        out = []
-        for b, (row, words, tags) in enumerate(zip(values, forms, columns["upos"])):
-            feats = bundles[b] if bundles is not None else ["_"] * len(words)
-            out.append([
-                self.feats_lexicon.get(tag, {}).get(bundle, {}).get(form) or self.lexicon.get(tag, {}).get(form, lemma)
-                for lemma, form, tag, bundle in zip(row, words, tags, feats)
-            ])
-        return out
+        bundles = columns.get("feats") or [[None] * len(words) for words in forms]  # no FEATS head: the pairs alone
+        return [
+            [self._looked_up(lemma, form, tag, bundle) for lemma, form, tag, bundle in zip(row, words, tags, feats)]
+            for row, words, tags, feats in zip(values, forms, columns["upos"], bundles)
+        ]
+
+    def _looked_up(self, lemma: str, form: str, tag: str, bundle: str | None) -> str:
+        """The lexicons' lemma of (form, UPOS, FEATS), else of (form, UPOS), else ``lemma`` (the script's)."""
+        by_bundle = self.feats_lexicon.get(tag, {}).get(bundle, {}) if bundle is not None else {}
+        return by_bundle.get(form) or self.lexicon.get(tag, {}).get(form, lemma)
 
     def value(self, tag: str, form: str) -> str:
         if not writing_systems(form) <= self.writing_systems:
