@@ -1,8 +1,9 @@
-"""The tokenizer's opt-in character features (issue 47): hashed n-grams and training-word lexicon flags."""
+"""The tokenizer's opt-in character features (issue 47): hashed n-grams, training-word lexicon and dictionary flags."""
 
 from __future__ import annotations
 
 import json
+import lzma
 
 import numpy as np
 import pytest
@@ -11,7 +12,10 @@ from typer.testing import CliRunner
 
 from conftest import DEV, FIXTURES, TRAIN
 from spandep.cli.main import app
-from spandep.tokenization.corpus import lossless_problems, read_paragraphs
+from spandep.checks import Range
+from spandep.errors import InputFormatError
+from spandep.limits import LIMITS, Limit
+from spandep.tokenization.corpus import lossless_problems, read_dictionary, read_paragraphs
 from spandep.tokenization.features import CharFeatures
 from spandep.tokenization.model import CharTagger, CharVocab, NetConfig
 from spandep.tokenization.mwt import MwtLexicon
@@ -54,10 +58,38 @@ def test_lexicon_keeps_words_seen_twice():
     assert features.words == ["中文", "的"]
 
 
+def test_dictionary_flags_follow_the_lexicon_flags():
+    features = CharFeatures(buckets=0, lengths=2, words=["ab"], dictionary=["bc", "x" * 40])
+    assert features.dictionary == ["bc"] and features.columns == 12
+    flags = features.encode("abc").reshape(3, 2, 3, 2)  # (n_chars, lexicon / dictionary, starts / ends / goes on, length bucket)
+    assert flags[:, 0, 0, 1].tolist() == [1, 0, 0] and flags[:, 0, 1, 1].tolist() == [0, 1, 0]  # ab: the lexicon's
+    assert flags[:, 1, 0, 1].tolist() == [0, 1, 0] and flags[:, 1, 1, 1].tolist() == [0, 0, 1]  # bc: the dictionary's
+    assert CharFeatures(0, 2, ["ab"], dictionary=[]).columns == 12  # an empty dictionary still has its columns
+    assert CharFeatures(0, 2, ["ab"]).columns == 6
+
+
+def test_read_dictionary(tmp_path):
+    path = tmp_path / "dict.txt.xz"
+    with lzma.open(path, "wt", encoding="utf-8") as f:
+        f.write("# a comment\n中文 12 N\n\n分詞\n")
+    assert read_dictionary(path) == ["中文", "分詞"]
+    (tmp_path / "empty.txt").write_text("\n# nothing\n", encoding="utf-8")
+    with pytest.raises(InputFormatError, match="no words"):
+        read_dictionary(tmp_path / "empty.txt")
+
+
+def test_a_dictionary_is_bounded(tmp_path, monkeypatch):
+    monkeypatch.setitem(LIMITS, "tokenizer_dictionary_words", Limit("tokenizer_dictionary_words", Range(1, 2), "test"))
+    (tmp_path / "dict.txt").write_text("a\nb\n\nc\n", encoding="utf-8")
+    with pytest.raises(InputFormatError, match=r"dict.txt:4: more than 2 words \(limit tokenizer_dictionary_words\)"):
+        read_dictionary(tmp_path / "dict.txt")
+
+
 def _tokenizer(config: NetConfig) -> TrainedTokenizer:
     torch.manual_seed(0)
     texts = [p.text for p in read_paragraphs(TRAIN)]
-    features = CharFeatures.learn(config.ngram_buckets, config.lexicon_lengths, (w for t in texts for w in t.split()))
+    dictionary = ["ou", "to"] if config.dictionary else None
+    features = CharFeatures.learn(config.ngram_buckets, config.lexicon_lengths, (w for t in texts for w in t.split()), dictionary)
     vocab = CharVocab.build(texts, min_count=1, features=features)
     return TrainedTokenizer(vocab, CharTagger(len(vocab), config), MwtLexicon.learn([]), window=16, context=4)
 
@@ -82,14 +114,32 @@ def test_features_reach_the_network_and_survive_saving(tmp_path):
     assert lossless_problems(text, loaded.tokenize(text)) == []
 
 
+def test_dictionary_reaches_the_network_and_survives_saving(tmp_path):
+    tokenizer = _tokenizer(NetConfig(embedding=8, hidden=8, layers=1, dropout=0.0, lexicon_lengths=2, dictionary=True))
+    text = "You want to go out to the end."
+    ids = torch.from_numpy(tokenizer.vocab.encode(text))[None]  # (1, n_chars, 2 + 6 + 6)
+    assert ids.shape[2] == 2 + 12 and int(ids[0, :, 8:].sum()) > 0
+    lengths = torch.tensor([ids.shape[1]])  # (1,)
+    with torch.no_grad():
+        no_dictionary = tokenizer.net(torch.cat([ids[..., :8], torch.zeros_like(ids[..., 8:])], dim=2), lengths)  # (1, n_chars, 3)
+        assert not torch.allclose(tokenizer.net(ids, lengths), no_dictionary)
+    tokenizer.save(tmp_path / "tok", {})
+    loaded = load_tokenizer(tmp_path / "tok")
+    assert loaded.vocab.features.dictionary == ["ou", "to"]
+    paras = [(0, len(text))]
+    assert np.array_equal(loaded.probabilities(text, paras)[0][0], tokenizer.probabilities(text, paras)[0][0])
+
+
 def test_train_tokenizer_with_features(tmp_path):
     out = tmp_path / "run"
     args = ["train-tokenizer", str(TRAIN), "--dev", str(DEV), "-o", str(out), "--embedding", "8", "--hidden", "8",
             "--layers", "1", "--window", "64", "--epochs", "1", "--ngram-buckets", "128", "--lexicon-lengths", "2"]
-    result = CliRunner().invoke(app, args)
+    (tmp_path / "dict.txt").write_text("zebra 3 N\nthe\n", encoding="utf-8")
+    result = CliRunner().invoke(app, [*args, "--dictionary", str(tmp_path / "dict.txt")])
     assert result.exit_code == 0, result.output
     tokenizer = load_tokenizer(out)
     assert tokenizer.net.config.ngram_buckets == 128 and "the" in tokenizer.vocab.features.words
+    assert tokenizer.net.config.dictionary and tokenizer.vocab.features.dictionary == ["the", "zebra"]
     text = "Don't stop. We've e-mailed Dr. Smith!"
     assert lossless_problems(text, tokenizer.tokenize(text)) == []
 
@@ -98,6 +148,15 @@ def test_train_tokenizer_with_features(tmp_path):
 def test_feature_options_are_bounded(tmp_path, option, value):
     result = CliRunner().invoke(app, ["train-tokenizer", str(TRAIN), "--dev", str(DEV), "-o", str(tmp_path), option, value])
     assert result.exit_code == 2 and result.output.count("\n") == 1 and option in result.output
+
+
+def test_a_dictionary_needs_the_lexicon_flags_and_a_file(tmp_path):
+    base = ["train-tokenizer", str(TRAIN), "--dev", str(DEV), "-o", str(tmp_path / "run")]
+    (tmp_path / "dict.txt").write_text("word\n", encoding="utf-8")
+    result = CliRunner().invoke(app, [*base, "--dictionary", str(tmp_path / "dict.txt")])
+    assert result.exit_code == 2 and result.output.count("\n") == 1 and "--lexicon-lengths" in result.output
+    result = CliRunner().invoke(app, [*base, "--lexicon-lengths", "2", "--dictionary", str(tmp_path / "missing.txt")])
+    assert result.exit_code == 2 and result.output.count("\n") == 1 and "missing.txt" in result.output
 
 
 def test_bound_sentences_cuts_long_sentences_at_their_likeliest_end():

@@ -94,6 +94,7 @@ LIMITS: dict[str, Limit] = {
         # tokenizer features for scripts without spaces (issue 47, tokenization/features.py)
         Limit("tokenizer_ngram_buckets", Range(0, 4_194_304), "spandep train-tokenizer --ngram-buckets: hash buckets of the character bigrams and trigrams (0: none)"),
         Limit("tokenizer_lexicon_lengths", Range(0, 32), "spandep train-tokenizer --lexicon-lengths: word-length buckets of the training-word lexicon flags (0: none); words up to 32 characters"),
+        Limit("tokenizer_dictionary_words", Range(1, 10_000_000), "spandep train-tokenizer --dictionary: words of the dictionary file (kept in the tokenizer's folder)"),
         # tokenizer encoder features (issue 47, tokenization/encoder_features.py)
         Limit("tokenizer_encoder_layers", Range(1, 64), "spandep train-tokenizer --encoder-layers: the first layers of the --encoder read for its features (at most the encoder's own)"),
     )

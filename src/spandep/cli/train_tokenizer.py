@@ -25,6 +25,7 @@ def train_tokenizer(
     layers: int = typer.Option(2, help="BiLSTM layers."),
     ngram_buckets: int = typer.Option(0, help="Hash buckets of the character bigrams and trigrams ending and starting at each character, whose embeddings are added to it (0: none; 2**16 or so for Chinese and Japanese)."),
     lexicon_lengths: int = typer.Option(0, help="Word-length buckets of the lexicon flags: for each character, whether a training word (seen twice or more) of that length starts, ends or goes on there (0: none)."),
+    dictionary: Path = typer.Option(None, help="With --lexicon-lengths: a word list of the language (one word a line, its first field: a jieba-style 'word frequency tag' file works; compressed or not), read by flags of its own beside the training words' (scripts without spaces: words training never saw); kept in the tokenizer's folder."),
     encoder: str = typer.Option("", help="Encoder features: each character also reads the hidden state of the word piece that covers it, from the first --encoder-layers layers of this base encoder (a name of `spandep models`' bases such as multilingual-e5-small, or a local Hugging Face folder; frozen, not copied into the tokenizer; --augment is then drawn once and trained on beside the original text). Empty: none."),
     encoder_layers: int = typer.Option(4, help="With --encoder: how many of its first layers are read."),
     dropout: float = typer.Option(0.2, help="Dropout on embeddings, between and after the LSTM layers."),
@@ -57,15 +58,20 @@ def train_tokenizer(
             ("--encoder-layers", encoder_layers, bound("tokenizer_encoder_layers")),
             ("--lr", lr, bound("tokenizer_lr")), ("--seed", seed, bound("seed")), ("--augment", augment, bound("tokenizer_augment")),
         )
+        if dictionary is not None:
+            if not lexicon_lengths:
+                raise OptionError("--dictionary needs --lexicon-lengths (its flags have the lexicon's length buckets): add --lexicon-lengths 8")
+            check_input(dictionary, stdin=False)
         if encoder and (problem := model_path_problem("--encoder", encoder)):
             raise OptionError(problem)
         check_input(train, stdin=False)
         check_input(dev, stdin=False)
         torch.set_num_threads(threads)
         net = NetConfig(embedding=embedding, hidden=hidden, layers=layers, dropout=dropout, ngram_buckets=ngram_buckets,
-                        lexicon_lengths=lexicon_lengths, encoder=encoder, encoder_layers=encoder_layers if encoder else 0)
+                        lexicon_lengths=lexicon_lengths, encoder=encoder, encoder_layers=encoder_layers if encoder else 0,
+                        dictionary=dictionary is not None)
         settings = TrainSettings(net, epochs, patience, batch_size, window, lr, seed=seed, lr_decay_patience=lr_decay_patience,
-                                 augment=augment, min_batches=min_batches)
+                                 augment=augment, min_batches=min_batches, dictionary=str(dictionary or ""))
         record = run(train, dev, output, settings)
         scores = record["dev_scores"]
         typer.echo(

@@ -24,8 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spandep.data.conllu import read_conllu
+from spandep.data.reading import decoded_lines
 from spandep.data.sentence import Sentence
 from spandep.errors import InputFormatError
+from spandep.limits import limit
 from spandep.tokenization.text import SentenceSpans, TokenSpan, comment_text, token_ranges
 
 __all__ = [
@@ -169,3 +171,21 @@ def lossless_problems(text: str, sentences: list[Sentence]) -> list[str]:
         if s.comment("text") != comment_text(text[ranges[0][0] : ranges[-1][1]]).strip():
             found.append(f"line {s.line}: # text is not the sentence's span of the input")
     return found
+
+
+def read_dictionary(path: str | Path) -> list[str]:
+    """The words of a dictionary file (``spandep train-tokenizer --dictionary``; plain or compressed UTF-8): the
+    first whitespace-separated field of each line (a word list, or ``word frequency tag`` as jieba's dictionaries
+    are written); blank lines and lines starting with ``#`` are skipped. More than ``tokenizer_dictionary_words``
+    words is an error naming the line."""
+    most = int(limit("tokenizer_dictionary_words").high)
+    words: list[str] = []
+    for lineno, line in decoded_lines(path):
+        fields = line.split()
+        if fields and not fields[0].startswith("#"):
+            if len(words) == most:
+                raise InputFormatError(str(path), lineno, f"more than {most:,} words (limit tokenizer_dictionary_words)")
+            words.append(fields[0])
+    if not words:
+        raise InputFormatError(str(path), 0, "no words: a dictionary has one word a line")
+    return words

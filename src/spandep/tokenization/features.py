@@ -10,10 +10,14 @@ that write words without spaces between them:
   here, ends here, or goes on through here (neither its first nor its last character), as lexicon-augmented
   segmenters read a dictionary. The lexicon is the training file's tokens seen at least twice (a word seen once
   stands in for the words a test text has that training did not: with every training word in it, the network
-  would learn to trust the lexicon fully), of at most :data:`LEXICON_WORD_CHARS` characters.
+  would learn to trust the lexicon fully), of at most :data:`LEXICON_WORD_CHARS` characters;
+- **a dictionary of the language** (opt-in, beside the lexicon, with its own flags of the same shape): a word list
+  from outside the treebank (``spandep train-tokenizer --dictionary``), which knows words that training never saw;
+  it follows its own conventions, so the network learns how far to trust it, apart from the training words.
 
 Both are columns after the character and class ids of :meth:`~.model.CharVocab.encode`, so every reader of those
-arrays pads and batches them unchanged: ``4`` n-gram ids, then ``3 * lengths`` flags.
+arrays pads and batches them unchanged: ``4`` n-gram ids, then ``3 * lengths`` flags (the dictionary's ``3 * lengths``
+after them).
 """
 
 from __future__ import annotations
@@ -32,26 +36,26 @@ _ROLES = ("2<", "2>", "3<", "3>")  # bigram ending / starting here, trigram endi
 
 
 class CharFeatures:
-    """The n-gram ids and lexicon flags of every character of a text (module docstring)."""
+    """The n-gram ids, lexicon flags and dictionary flags of every character of a text (module docstring);
+    ``dictionary`` ``None``: no dictionary flags (as every tokenizer saved before them)."""
 
-    def __init__(self, buckets: int, lengths: int, words: Iterable[str] = ()) -> None:
+    def __init__(self, buckets: int, lengths: int, words: Iterable[str] = (), dictionary: Iterable[str] | None = None) -> None:
         self.buckets, self.lengths = buckets, lengths
-        self.words = sorted({w for w in words if 0 < len(w) <= LEXICON_WORD_CHARS}) if lengths else []
-        self._by_length: dict[int, set[str]] = {}
-        for w in self.words:
-            self._by_length.setdefault(len(w), set()).add(w)
+        self.words = _word_list(words) if lengths else []
+        self.dictionary = _word_list(dictionary) if lengths and dictionary is not None else None
+        self._tables = [_by_length(self.words)] + ([_by_length(self.dictionary)] if self.dictionary is not None else [])
         self._ids: dict[str, int] = {}
 
     @classmethod
-    def learn(cls, buckets: int, lengths: int, tokens: Iterable[str]) -> "CharFeatures":
+    def learn(cls, buckets: int, lengths: int, tokens: Iterable[str], dictionary: Iterable[str] | None = None) -> "CharFeatures":
         """Features whose lexicon holds the ``tokens`` seen at least :data:`LEXICON_MIN_COUNT` times."""
         counts = Counter(tokens) if lengths else Counter()
-        return cls(buckets, lengths, (w for w, n in counts.items() if n >= LEXICON_MIN_COUNT))
+        return cls(buckets, lengths, (w for w, n in counts.items() if n >= LEXICON_MIN_COUNT), dictionary)
 
     @property
     def columns(self) -> int:
         """How many columns :meth:`encode` gives."""
-        return (len(_ROLES) if self.buckets else 0) + 3 * self.lengths
+        return (len(_ROLES) if self.buckets else 0) + 3 * self.lengths * len(self._tables)
 
     def _id(self, key: str) -> int:
         found = self._ids.get(key)
@@ -69,18 +73,35 @@ class CharFeatures:
         return np.array(ids, dtype=np.int64).reshape(len(text), len(_ROLES))  # (n_chars, 4)
 
     def lexicon(self, text: str) -> np.ndarray:
-        """``(len(text), 3 * lengths)`` int64 flags: starts, ends, goes on through, per length bucket."""
-        flags = np.zeros((len(text), 3, self.lengths), dtype=np.int64)  # (n_chars, 3, lengths)
-        for length, words in self._by_length.items():
-            bucket = min(length, self.lengths) - 1
-            for i in range(len(text) - length + 1):
-                if text[i : i + length] in words:
-                    flags[i, 0, bucket] = 1
-                    flags[i + length - 1, 1, bucket] = 1
-                    flags[i + 1 : i + length - 1, 2, bucket] = 1
-        return flags.reshape(len(text), 3 * self.lengths)  # (n_chars, 3 * lengths)
+        """``(len(text), 3 * lengths)`` int64 flags per word list (the lexicon's, then the dictionary's): starts,
+        ends, goes on through, per length bucket."""
+        parts = []
+        for table in self._tables:
+            flags = np.zeros((len(text), 3, self.lengths), dtype=np.int64)  # (n_chars, 3, lengths)
+            for length, words in table.items():
+                bucket = min(length, self.lengths) - 1
+                for i in range(len(text) - length + 1):
+                    if text[i : i + length] in words:
+                        flags[i, 0, bucket] = 1
+                        flags[i + length - 1, 1, bucket] = 1
+                        flags[i + 1 : i + length - 1, 2, bucket] = 1
+            parts.append(flags.reshape(len(text), 3 * self.lengths))  # (n_chars, 3 * lengths)
+        return np.concatenate(parts, axis=1)  # (n_chars, 3 * lengths * word lists)
 
     def encode(self, text: str) -> np.ndarray:
         """``(len(text), columns)`` int64: the n-gram ids, then the lexicon flags."""
         parts = ([self.ngrams(text)] if self.buckets else []) + ([self.lexicon(text)] if self.lengths else [])
         return np.concatenate(parts, axis=1) if parts else np.zeros((len(text), 0), dtype=np.int64)  # (n_chars, columns)
+
+
+def _word_list(words: Iterable[str]) -> list[str]:
+    """The distinct words of at most :data:`LEXICON_WORD_CHARS` characters, sorted."""
+    return sorted({w for w in words if 0 < len(w) <= LEXICON_WORD_CHARS})
+
+
+def _by_length(words: list[str]) -> dict[int, set[str]]:
+    table: dict[int, set[str]] = {}
+    for w in words:
+        table.setdefault(len(w), set()).add(w)
+    return table
+

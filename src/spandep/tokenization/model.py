@@ -40,7 +40,8 @@ _CLASS_ID = {name: i for i, name in enumerate(CLASSES)}
 class NetConfig:
     """Sizes of :class:`CharTagger`; ``ngram_buckets`` and ``lexicon_lengths`` 0, ``encoder`` empty: no such
     features (as every tokenizer saved before them). ``encoder`` names the base encoder whose first
-    ``encoder_layers`` layers give the encoder features (:mod:`.encoder_features`)."""
+    ``encoder_layers`` layers give the encoder features (:mod:`.encoder_features`); ``dictionary``: the lexicon
+    flags are followed by a dictionary's (:mod:`.features`)."""
 
     embedding: int = 32
     hidden: int = 64
@@ -50,6 +51,12 @@ class NetConfig:
     lexicon_lengths: int = 0
     encoder: str = ""
     encoder_layers: int = 0
+    dictionary: bool = False
+
+    @property
+    def lexicon_columns(self) -> int:
+        """How many lexicon (and dictionary) flag columns end each character's ids."""
+        return 3 * self.lexicon_lengths * (2 if self.dictionary else 1)
 
 
 class CharVocab:
@@ -133,7 +140,7 @@ class CharTagger(nn.Module):
         if config.ngram_buckets:
             self.ngrams = nn.Embedding(config.ngram_buckets + 1, config.embedding, padding_idx=PAD)
         if config.lexicon_lengths:
-            self.lexicon = nn.Linear(3 * config.lexicon_lengths, config.embedding)
+            self.lexicon = nn.Linear(config.lexicon_columns, config.embedding)
         if config.encoder:
             self.pieces = nn.Linear(encoder_width + 1, config.embedding)
         self.dropout = nn.Dropout(config.dropout)
@@ -147,7 +154,7 @@ class CharTagger(nn.Module):
         if self.config.ngram_buckets:
             x = x + self.ngrams(ids[..., 2:6]).sum(dim=2)  # (batch, n_chars, embedding)
         if self.config.lexicon_lengths:
-            x = x + self.lexicon(ids[..., -3 * self.config.lexicon_lengths :].float())  # (batch, n_chars, embedding)
+            x = x + self.lexicon(ids[..., -self.config.lexicon_columns :].float())  # (batch, n_chars, embedding)
         if self.config.encoder:
             x = x + self.pieces(vectors)  # (batch, n_chars, embedding)
         x = self.dropout(x)  # (batch, n_chars, embedding)

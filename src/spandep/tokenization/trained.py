@@ -19,7 +19,8 @@ Decoding, per paragraph (every rule keeps each non-whitespace character in exact
   for forms the lexicon never saw as one), and the lexicon gives it two words or more.
 
 Saved as a folder: ``config.json`` (sizes, characters, thresholds, training record), ``model.safetensors`` and
-``mwt.json``; with a lexicon feature (:mod:`.features`) also ``words.json``, its words; with encoder features
+``mwt.json``; with a lexicon feature (:mod:`.features`) also ``words.json``, its words, and with a dictionary
+``dictionary.txt.xz``, its words one a line (xz-compressed: a dictionary holds some 10⁵ words); with encoder features
 (:mod:`.encoder_features`) the config names the base encoder, whose weights stay where it is installed (the loader's
 ``encoder_folder`` finds it). :func:`load_tokenizer` also accepts a model folder that holds such a folder as
 ``tokenizer/``.
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import json
+import lzma
 import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -52,6 +54,7 @@ __all__ = ["FORMAT", "Thresholds", "TrainedTokenizer", "bound_sentences", "load_
 FORMAT = "spandep-tokenizer"
 FORMAT_VERSION = 1
 WORDS_FILE = "words.json"
+DICTIONARY_FILE = "dictionary.txt.xz"
 _ATTACHING = np.array([name in ("Mn", "Mc", "Me", "Cf") for name in CLASSES])
 _ZWJ = re.compile("\u200d")
 _MODIFIER = re.compile(f"[{EMOJI_MODIFIERS}]")
@@ -226,6 +229,9 @@ class TrainedTokenizer(Tokenizer):
         (folder / "config.json").write_text(json.dumps(config, ensure_ascii=False, indent=1), encoding="utf-8")
         if self.net.config.lexicon_lengths:
             (folder / WORDS_FILE).write_text(json.dumps(self.vocab.features.words, ensure_ascii=False), encoding="utf-8")
+        if self.net.config.dictionary:
+            with lzma.open(folder / DICTIONARY_FILE, "wt", encoding="utf-8") as f:
+                f.writelines(w + "\n" for w in self.vocab.features.dictionary or ())
 
 
 def padded_rows(vectors: np.ndarray | None, spans: list[tuple[int, int]]) -> torch.Tensor | None:
@@ -251,13 +257,17 @@ def load_tokenizer(path: str | Path, encoder_folder: Callable[[str], str] = loca
             raise ModelError(f"{folder} is not a spandep tokenizer (format {FORMAT} version {FORMAT_VERSION})")
         net_config = NetConfig(**config["net"])
         words = json.loads((folder / WORDS_FILE).read_text(encoding="utf-8")) if net_config.lexicon_lengths else []
-        features = CharFeatures(net_config.ngram_buckets, net_config.lexicon_lengths, words)
+        dictionary = None
+        if net_config.dictionary:
+            with lzma.open(folder / DICTIONARY_FILE, "rt", encoding="utf-8") as f:
+                dictionary = [line.rstrip("\n") for line in f]
+        features = CharFeatures(net_config.ngram_buckets, net_config.lexicon_lengths, words, dictionary)
         vocab = CharVocab(list(config["chars"]), features)
         pieces = PieceVectors(net_config.encoder, encoder_folder(net_config.encoder), net_config.encoder_layers) if net_config.encoder else None
         net = CharTagger(len(vocab), net_config, pieces.width if pieces else 0)
         net.load_state_dict(load_file(str(folder / "model.safetensors")))
         lexicon = MwtLexicon.from_json(json.loads((folder / "mwt.json").read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, RuntimeError) as exc:
+    except (OSError, ValueError, KeyError, RuntimeError, EOFError, lzma.LZMAError) as exc:
         raise ModelError(f"cannot load the tokenizer in {folder}: {exc}") from None
     thresholds = replace(Thresholds(), **config["thresholds"])
     return TrainedTokenizer(vocab, net, lexicon, thresholds, config["mwt_decision"], config["window"], config["context"],

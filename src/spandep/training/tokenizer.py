@@ -44,7 +44,7 @@ from safetensors.torch import load_file, save_file
 from spandep.data.output import relative_paths
 from spandep.encoders.bases import resolve_model_path
 from spandep.errors import OptionError
-from spandep.tokenization.corpus import GoldParagraph, raw_text, read_paragraphs
+from spandep.tokenization.corpus import GoldParagraph, raw_text, read_dictionary, read_paragraphs
 from spandep.tokenization.encoder_features import PieceVectors, cached_vectors
 from spandep.tokenization.features import CharFeatures
 from spandep.tokenization.model import HEADS, CharTagger, CharVocab, NetConfig
@@ -77,6 +77,7 @@ class TrainSettings:
     seed: int = 1
     augment: float = 0.3  # share of training sentences rewritten into typographic variants each epoch (0: none; 0.3 chosen on fr_sequoia dev)
     min_batches: int = 0  # an epoch passes over the training text again (new offsets) until it has this many batches (0: one pass)
+    dictionary: str = ""  # a word list of the language for the dictionary flags (net.dictionary; read_dictionary's format)
 
 
 def _targets(p: GoldParagraph) -> tuple[np.ndarray, np.ndarray]:
@@ -217,7 +218,8 @@ def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str
     train_paras, dev_paras = read_paragraphs(train), read_paragraphs(dev)
     seen = train_paras + (training_paragraphs(train_paras, 1.0, settings.seed, 0) if settings.augment > 0 else [])
     words = (p.text[t.start : t.end] for p in train_paras for s in p.sentences for t in s)
-    features = CharFeatures.learn(settings.net.ngram_buckets, settings.net.lexicon_lengths, words)
+    dictionary = read_dictionary(Path(settings.dictionary)) if settings.net.dictionary else None
+    features = CharFeatures.learn(settings.net.ngram_buckets, settings.net.lexicon_lengths, words, dictionary)
     vocab = CharVocab.build((p.text for p in seen), settings.min_char_count, features)
     lexicon = MwtLexicon.learn((p.text[t.start : t.end], t.words) for p in seen for s in p.sentences for t in s)
     pieces = _pieces(settings)
