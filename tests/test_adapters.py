@@ -138,7 +138,7 @@ def test_a_compact_model_held_in_bfloat16_merges_its_adapter_a_layer_at_a_time_a
     memory-mapped pretrained tensor handed to ``release`` once copied; the parses are those of the float32 merged
     weights under autocast, bit for bit."""
     import spandep
-    from spandep.encoders import base
+    from spandep.models import base
     from spandep.options import InferenceOptions
     from spandep.storage import precision
 

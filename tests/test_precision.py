@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import spandep
 from spandep.cli.main import app
 from spandep.data.conllu import read_conllu
-from spandep.encoders.base import native_bfloat16
+from spandep.hardware import native_bfloat16
 from spandep.models import base
 from spandep.options import InferenceOptions
 from spandep.storage.model_io import load_model

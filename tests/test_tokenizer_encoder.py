@@ -76,6 +76,27 @@ def test_train_save_load_and_tokenize_losslessly(tmp_path, tiny_transformer_dir)
         assert not torch.allclose(tokenizer.net(ids, lengths, vectors), tokenizer.net(ids, lengths, torch.zeros_like(vectors)))
 
 
+def test_encoder_precision_is_saved_loaded_and_used_only_where_native(tmp_path, tiny_transformer_dir, monkeypatch):
+    out, result = _train(tmp_path, tiny_transformer_dir, "--epochs", "1", "--encoder-layers", "1")
+    assert result.exit_code == 0, result.output
+    tokenizer = load_tokenizer(out)
+    assert tokenizer.pieces.precision == "float32" and "encoder_precision" not in json.loads((out / "tokenizer" / "config.json").read_text(encoding="utf-8"))
+    paras = paragraphs(TEXT)
+    exact = tokenizer.pieces.vectors(TEXT, paras)  # (n_chars, width + 1)
+    monkeypatch.setattr(encoder_features, "native_bfloat16", lambda device: True)
+    fast = load_tokenizer(out, precision="bfloat16")
+    rounded = fast.pieces.vectors(TEXT, paras)  # (n_chars, width + 1): bfloat16 products, float32 out
+    assert rounded.dtype == np.float32 and not np.array_equal(rounded, exact) and np.allclose(rounded, exact, atol=0.1)
+    fast.save(tmp_path / "saved", {})
+    assert json.loads((tmp_path / "saved" / "config.json").read_text(encoding="utf-8"))["encoder_precision"] == "bfloat16"
+    assert load_tokenizer(tmp_path / "saved").pieces.precision == "bfloat16"
+    monkeypatch.setattr(encoder_features, "native_bfloat16", lambda device: False)
+    emulated = load_tokenizer(tmp_path / "saved")  # a processor without native bfloat16 reads in float32
+    assert emulated.pieces.precision == "bfloat16" and np.array_equal(emulated.pieces.vectors(TEXT, paras), exact)
+    with pytest.raises(ValueError, match="encoder precision must be 'float32' or 'bfloat16', not 'float16'"):
+        PieceVectors("tiny", str(tiny_transformer_dir), 1, "float16")
+
+
 def test_the_cached_vectors_are_the_ones_a_tokenizer_computes(tmp_path, tiny_transformer_dir):
     pieces = PieceVectors("tiny", str(tiny_transformer_dir), 2)
     text = raw_text(read_paragraphs(DEV))

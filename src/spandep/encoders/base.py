@@ -99,15 +99,3 @@ def sentence_features(encoder: WordEncoder, forms: list[str], upos: list[str]) -
 def batch_cost(features: dict[str, Any]) -> int:
     """What one sentence costs in a token-budget batch (its padded sequence length)."""
     return int(features.get("cost", features["n_words"] + 1))
-
-
-def native_bfloat16(device: torch.device) -> bool:
-    """Whether ``device`` computes bfloat16 matrix products natively (a CUDA GPU that supports them; an x86 CPU with
-    AVX512-BF16 or AMX-BF16, as ``torch.cpu.get_capabilities`` reports it). Elsewhere bfloat16 is emulated and
-    slower than float32."""
-    if device.type == "cuda":
-        return bool(torch.cuda.is_bf16_supported())
-    if device.type != "cpu":
-        return False
-    capabilities = torch.cpu.get_capabilities()
-    return bool(capabilities.get("avx512_bf16") or capabilities.get("amx_bf16"))

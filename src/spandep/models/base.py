@@ -37,8 +37,9 @@ from spandep.data.batching import token_batches
 from spandep.data.sentence import Sentence
 from spandep.data.vocab import build_vocab
 from spandep.decoding import DECODERS, ConstraintError, Fixed, eisner
-from spandep.encoders.base import WordEncoder, batch_cost, native_bfloat16, sentence_features
+from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
 from spandep.errors import InputFormatError
+from spandep.hardware import native_bfloat16
 from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.confidence import ArcScores, Calibration, ChosenArcScores
 from spandep.models.heads import HEADS, IGNORE, HeadInput

@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from spandep.encoders.base import native_bfloat16
+from spandep.hardware import native_bfloat16
 from spandep.malloc import release, trim
 
 __all__ = ["hold_bfloat16"]

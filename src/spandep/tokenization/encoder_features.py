@@ -34,15 +34,17 @@ import torch
 
 from spandep.data.output import cached_array
 from spandep.errors import ModelError
+from spandep.hardware import native_bfloat16
 from spandep.malloc import release
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # no model hub is ever asked (as spandep.encoders does)
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-__all__ = ["SPAN", "PieceVectors", "cached_vectors", "local_folder", "piece_tokenizer"]
+__all__ = ["PRECISIONS", "SPAN", "PieceVectors", "cached_vectors", "local_folder", "piece_tokenizer"]
 
 SPAN = 256  # pieces read at most per window, context included (and [CLS], [SEP])
 BATCH = 16  # windows per forward pass
+PRECISIONS = ("float32", "bfloat16")  # of the encoder layers at inference (PieceVectors)
 
 
 def local_folder(name: str) -> str:
@@ -89,9 +91,13 @@ def _quiet() -> Iterator[None]:
 
 class PieceVectors:
     """The first ``layers`` layers of the encoder in ``folder`` (eval mode, no gradients), read over a text's pieces
-    (module docstring); ``known`` maps a text to vectors computed before (training's cached files)."""
+    (module docstring); ``known`` maps a text to vectors computed before (training's cached files). ``precision``
+    ``"bfloat16"``: the layers run under ``torch.autocast`` in bfloat16 where the processor computes it natively
+    (:func:`spandep.hardware.native_bfloat16`; float32 elsewhere), the vectors given back in float32."""
 
-    def __init__(self, name: str, folder: str, layers: int) -> None:
+    def __init__(self, name: str, folder: str, layers: int, precision: str = "float32") -> None:
+        if precision not in PRECISIONS:
+            raise ValueError(f"encoder precision must be {' or '.join(map(repr, PRECISIONS))}, not {precision!r}")
         from transformers import AutoConfig, AutoModel
 
         with _quiet():
@@ -107,6 +113,8 @@ class PieceVectors:
         self.context = span // 9  # (module docstring)
         self.window = span - 2 * self.context
         self.known: dict[str, np.ndarray] = {}
+        self.precision = precision
+        self._bfloat16 = precision == "bfloat16" and native_bfloat16(torch.device("cpu"))
 
     @property
     def columns(self) -> int:
@@ -148,7 +156,7 @@ class PieceVectors:
         for row, (ids, *_) in enumerate(batch):
             input_ids[row, : len(ids) + 2] = torch.tensor([tok.cls_token_id, *ids, tok.sep_token_id])  # (2 + n,)
             mask[row, : len(ids) + 2] = 1
-        with torch.inference_mode():
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=self._bfloat16):
             hidden = self.model(input_ids=input_ids, attention_mask=mask).last_hidden_state.float().numpy()  # (batch, 2 + pieces, width)
         for row, (_, offsets, core_from, core_to) in enumerate(batch):
             for k in range(core_from, core_to):

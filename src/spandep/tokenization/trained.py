@@ -22,7 +22,8 @@ Saved as a folder: ``config.json`` (sizes, characters, thresholds, training reco
 ``mwt.json``; with a lexicon feature (:mod:`.features`) also ``words.json``, its words, and with a dictionary
 ``dictionary.txt.xz``, its words one a line (xz-compressed: a dictionary holds some 10⁵ words); with encoder features
 (:mod:`.encoder_features`) the config names the base encoder, whose weights stay where it is installed (the loader's
-``encoder_folder`` finds it). :func:`load_tokenizer` also accepts a model folder that holds such a folder as
+``encoder_folder`` finds it) and, as ``encoder_precision``, the precision its layers run in where it is not float32
+(chosen on dev: docs/tokenizer.md). :func:`load_tokenizer` also accepts a model folder that holds such a folder as
 ``tokenizer/``.
 """
 
@@ -221,6 +222,7 @@ class TrainedTokenizer(Tokenizer):
             "window": self.window,
             "context": self.context,
             **({"max_tokens": self.max_tokens} if self.max_tokens else {}),
+            **({"encoder_precision": self.pieces.precision} if self.pieces and self.pieces.precision != "float32" else {}),
             "training": record,
         }
         tensors = {k: v.detach().contiguous() for k, v in self.net.state_dict().items()}
@@ -245,9 +247,11 @@ def padded_rows(vectors: np.ndarray | None, spans: list[tuple[int, int]]) -> tor
     return torch.from_numpy(out)
 
 
-def load_tokenizer(path: str | Path, encoder_folder: Callable[[str], str] = local_folder) -> TrainedTokenizer:
+def load_tokenizer(path: str | Path, encoder_folder: Callable[[str], str] = local_folder, precision: str | None = None) -> TrainedTokenizer:
     """The tokenizer saved in ``path``, or in ``path/tokenizer`` (a parser's model folder); ``encoder_folder`` turns
-    the name of the encoder of encoder features into its folder."""
+    the name of the encoder of encoder features into its folder; ``precision`` of those features' layers
+    (:data:`~.encoder_features.PRECISIONS`): the saved ``encoder_precision`` (float32 where none is saved) unless
+    given."""
     folder = Path(path)
     if not (folder / "config.json").is_file() and (folder / TOKENIZER_FOLDER / "config.json").is_file():
         folder = folder / TOKENIZER_FOLDER
@@ -263,7 +267,8 @@ def load_tokenizer(path: str | Path, encoder_folder: Callable[[str], str] = loca
                 dictionary = [line.rstrip("\n") for line in f]
         features = CharFeatures(net_config.ngram_buckets, net_config.lexicon_lengths, words, dictionary)
         vocab = CharVocab(list(config["chars"]), features)
-        pieces = PieceVectors(net_config.encoder, encoder_folder(net_config.encoder), net_config.encoder_layers) if net_config.encoder else None
+        precision = precision or config.get("encoder_precision", "float32")
+        pieces = PieceVectors(net_config.encoder, encoder_folder(net_config.encoder), net_config.encoder_layers, precision) if net_config.encoder else None
         net = CharTagger(len(vocab), net_config, pieces.width if pieces else 0)
         net.load_state_dict(load_file(str(folder / "model.safetensors")))
         lexicon = MwtLexicon.from_json(json.loads((folder / "mwt.json").read_text(encoding="utf-8")))
