@@ -201,10 +201,12 @@ def test_a_model_whose_tokenizer_names_a_base_parses_raw_text(tmp_path, tiny_mod
     shutil.rmtree(model / "tokenizer", ignore_errors=True)
     tokenizer.save(model / "tokenizer", {})
     nlp = spandep.load(model)
-    assert nlp.tokenizer.pieces.name == MINILM_ALIAS
+    assert nlp.tokenizer.pieces.name == MINILM_ALIAS and nlp.tokenizer.pieces.precision == "float32"  # as saved
     text = "Dr. Smith came. She left!"
     doc = nlp(text)
     assert doc.text == text and "".join(w.text for s in doc for w in s) == text.replace(" ", "")
+    # a precision asked for is the tokenizer's too
+    assert spandep.load(model, precision="bfloat16").tokenizer.pieces.precision == "bfloat16"
 
 
 def test_a_parser_and_encoder_features_over_one_base_share_its_tokenizer(tiny_transformer_dir):

@@ -93,7 +93,8 @@ class ModelSpec:
         from spandep.encoders.bases import resolve_model_path
         from spandep.tokenization import tokenizer_for
 
-        tokenizer = tokenizer_for(self.folder, self.options.treebank, resolve_model_path)  # a base encoder's features by name
+        # a base encoder's features by name; a precision asked for (not the model's saved one) is the tokenizer's too
+        tokenizer = tokenizer_for(self.folder, self.options.treebank, resolve_model_path, self.options.precision)
         return Pipeline(self.load_model(), self.options, tokenizer, self)
 
 

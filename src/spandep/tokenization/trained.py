@@ -279,9 +279,11 @@ def load_tokenizer(path: str | Path, encoder_folder: Callable[[str], str] = loca
                             max_tokens=config.get("max_tokens", 0), pieces=pieces)
 
 
-def tokenizer_for(model: str | Path, treebank: str | None = None, encoder_folder: Callable[[str], str] = local_folder) -> Tokenizer:
+def tokenizer_for(
+    model: str | Path, treebank: str | None = None, encoder_folder: Callable[[str], str] = local_folder, precision: str | None = None
+) -> Tokenizer:
     """The tokenizer of a parser's model folder: its trained ``tokenizer/`` (for ``treebank`` of a model trained on
-    several, ``tokenizers/<treebank>/``) where it has one, else the rule fallback (``encoder_folder``:
-    :func:`load_tokenizer`)."""
+    several, ``tokenizers/<treebank>/``) where it has one, else the rule fallback (``encoder_folder`` and
+    ``precision``: :func:`load_tokenizer`)."""
     folder = tokenizer_folder(Path(model), treebank)
-    return load_tokenizer(folder, encoder_folder) if (folder / "config.json").is_file() else RuleTokenizer()
+    return load_tokenizer(folder, encoder_folder, precision) if (folder / "config.json").is_file() else RuleTokenizer()
