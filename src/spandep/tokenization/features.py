@@ -100,8 +100,8 @@ def _word_list(words: Iterable[str]) -> list[str]:
 
 
 def _by_length(words: list[str]) -> dict[int, set[str]]:
+    """Word length → the words of that length (what :meth:`CharFeatures.lexicon` looks up)."""
     table: dict[int, set[str]] = {}
     for w in words:
         table.setdefault(len(w), set()).add(w)
     return table
-
