@@ -31,6 +31,21 @@ def test_shapes_and_padding_independence(tiny_transformer_dir):
         assert batch["word_mask"].sum(1).tolist() == [8, 2]
 
 
+def test_the_mix_reads_the_same_layer_outputs_as_the_models_hidden_states(tiny_transformer_dir):
+    # the layers are read by forward hooks as they run; transformers' own ``output_hidden_states`` is the reference
+    for mix_layers in (1, 2):
+        enc = make(tiny_transformer_dir, mix_layers=mix_layers)
+        with torch.no_grad():
+            enc.mix.weights.copy_(torch.arange(mix_layers, dtype=torch.float) - 0.5)  # unequal weights: the order matters
+        batch = enc.collate([enc.featurize("The cat sat on the mat .".split()), enc.featurize(["Hi"])])
+        ids, mask = batch["input_ids"], batch["piece_mask"]
+        states = enc.transformer(input_ids=ids, attention_mask=mask.long(), output_hidden_states=True).hidden_states
+        expected = enc.mix(list(states[-mix_layers:]))  # (2, pieces, 32)
+        hooks = [len(layer._forward_hooks) for layer in enc.transformer.encoder.layer]
+        assert torch.equal(enc._run(ids, mask), expected)
+        assert [len(layer._forward_hooks) for layer in enc.transformer.encoder.layer] == hooks  # ours are removed
+
+
 def test_first_and_mean_pooling_agree_on_single_piece_words(tiny_transformer_dir):
     first = make(tiny_transformer_dir, pooling="first")
     mean = make(tiny_transformer_dir, pooling="mean")

@@ -260,12 +260,25 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         """The transformer's layer stack (BERT-like models: ``encoder.layer``)."""
         layers = getattr(getattr(self.transformer, "encoder", None), "layer", None)
         if not isinstance(layers, nn.ModuleList):
-            raise ValueError(f"freeze_layers needs a BERT-like model with encoder.layer; {self.model_name!r} has none")
+            raise ValueError(f"the encoder reads and freezes layers of a BERT-like model (encoder.layer); {self.model_name!r} has none")
         return layers
 
     def _run(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        out = self.transformer(input_ids=input_ids, attention_mask=mask.long(), output_hidden_states=True)
-        return self.mix(list(out.hidden_states[-self.mix_layers :]))  # (batch, pieces, hidden)
+        """The scalar mix of the last ``mix_layers`` layers' outputs ``(batch, pieces, hidden)``, read as each layer
+        returns (forward hooks): the layers below are freed as the pass goes on instead of being kept to its end, as
+        ``output_hidden_states`` keeps them (on en-accurate a quarter of an encoder batch's peak memory)."""
+        kept: list[torch.Tensor] = []
+
+        def keep(module: nn.Module, inputs: Any, output: Any) -> None:
+            kept.append(output[0] if isinstance(output, tuple) else output)  # (batch, pieces, hidden)
+
+        hooks = [layer.register_forward_hook(keep) for layer in self._layers()[-self.mix_layers :]]
+        try:
+            self.transformer(input_ids=input_ids, attention_mask=mask.long())
+        finally:
+            for hook in hooks:
+                hook.remove()
+        return self.mix(kept)  # (batch, pieces, hidden)
 
     def _run_windowed(self, row: torch.Tensor) -> torch.Tensor:
         """One over-long sequence ``[CLS] x [SEP]`` (no padding) in overlapping windows of ``max_pieces``; each
