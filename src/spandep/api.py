@@ -31,7 +31,6 @@ from spandep.document import Doc
 from spandep.errors import InputFormatError
 from spandep.options import DEFAULT_BATCH_TOKENS, InferenceOptions, InferenceStats
 from spandep.limits import check_counts
-from spandep.malloc import settle
 from spandep.tokenization.inputs import RAW_TEXT_FORMATS, read_input, read_raw_text
 
 if TYPE_CHECKING:
@@ -96,9 +95,7 @@ class ModelSpec:
 
         # a base encoder's features by name; a precision asked for (not the model's saved one) is the tokenizer's too
         tokenizer = tokenizer_for(self.folder, self.options.treebank, resolve_model_path, self.options.precision)
-        pipeline = Pipeline(self.load_model(), self.options, tokenizer, self)
-        settle()  # loading's free memory handed back; parsing's resident memory is bounded above this (spandep.malloc)
-        return pipeline
+        return Pipeline(self.load_model(), self.options, tokenizer, self)
 
 
 class Pipeline:

@@ -7,16 +7,6 @@ bfloat16 (:mod:`spandep.storage.precision`: the float32 sums of an adapter's lay
 turn of ``spandep serve``'s worker, which also sets malloc's options (:mod:`spandep.serve.memory`). :func:`release`
 drops the resident pages of weights read from a file (a base encoder's): those a parse does not read (most rows of
 an embedding table) stay on disk.
-
-A parse's working memory (an encoder batch's activations, the word vectors and span states kept for the sentences
-still to link) is freed and allocated again batch after batch, and the blocks kept between batches leave holes in
-malloc's heap that later batches do not fit: parsing EWT test with en-accurate, malloc held 290 MB of free memory
-beside 400 MB in use, and the process's resident memory climbed by half a gigabyte. :func:`settle` takes the
-resident memory once a model is loaded (``spandep.load``, every front end) as the floor; :func:`keep_headroom`,
-called after each encoder batch and each linked group, trims only when the process is :data:`HEADROOM` bytes above
-it. Trimming after every batch bounds the peak as well but costs page faults each time (a trimmed page is zeroed
-again when the next batch touches it); a headroom trims only when the parse has grown that far (docs/speed.md,
-"Memory").
 """
 
 from __future__ import annotations
@@ -29,9 +19,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["HEADROOM", "keep_headroom", "libc_function", "release", "resident", "settle", "trim"]
+__all__ = ["libc_function", "release", "trim"]
 
-HEADROOM = 256 << 20  # bytes of resident memory a parse may grow above the floor before free memory is handed back
 MADV_PAGEOUT = 21  # madvise(2), Linux 5.4: reclaim these pages now (a file's clean pages are dropped, read again if touched)
 
 
@@ -60,34 +49,3 @@ def release(tensor: torch.Tensor) -> bool:
     start = -(-storage.data_ptr() // page) * page
     end = (storage.data_ptr() + storage.nbytes()) // page * page
     return end > start and madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), MADV_PAGEOUT) == 0
-
-
-_floor: list[int] = []  # the resident memory after the last settle (empty: none yet)
-
-
-def resident() -> int:
-    """The process's resident memory in bytes (``/proc/self/statm``; 0 where there is none: not Linux)."""
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * mmap.PAGESIZE
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
-def settle() -> int:
-    """Hand the free memory back and take the resident memory as the floor :func:`keep_headroom` counts from (after a
-    model is loaded); the floor in bytes."""
-    trim()
-    _floor[:] = [resident()]
-    return _floor[0]
-
-
-def keep_headroom(headroom: int = HEADROOM) -> bool:
-    """Between two units of parsing work: hand the free memory back if the process is more than ``headroom`` bytes
-    above the floor (:func:`settle`; without one yet, the floor is taken now); whether it did."""
-    now = resident()
-    if not _floor:
-        _floor.append(now)
-    if now - _floor[0] <= headroom:
-        return False
-    return trim()

@@ -40,7 +40,6 @@ from spandep.decoding import DECODERS, ConstraintError, Fixed, eisner
 from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
 from spandep.errors import InputFormatError
 from spandep.hardware import native_bfloat16
-from spandep.malloc import keep_headroom
 from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.confidence import ArcScores, Calibration, ChosenArcScores
 from spandep.models.heads import HEADS, IGNORE, HeadInput
@@ -267,8 +266,7 @@ class Parser(SettingsCheck, nn.Module):
         """The non-empty ``sentences`` in batches of at most ``options.batch_tokens`` encoder pieces, each encoded:
         the batch's sentence indices, its encoder batch (``word_mask`` included) and its word vectors
         ``(batch, 1 + n, width)`` (:meth:`word_vectors`). Every parser type's ``parse`` starts with it; alone it is the
-        encoder's share of a parse, the floor of its cost (``spandep benchmark-speed --encoder-only``). After each
-        batch, :func:`spandep.malloc.keep_headroom` bounds the process's resident memory."""
+        encoder's share of a parse, the floor of its cost (``spandep benchmark-speed --encoder-only``)."""
         todo = [i for i, s in enumerate(sentences) if len(s) > 0]
         features = {i: sentence_features(self.encoder, sentences[i].forms, sentences[i].upos) for i in todo}
         bfloat16 = options.precision == "bfloat16" and not self.encoder.int8 and native_bfloat16(self.device())
@@ -276,7 +274,6 @@ class Parser(SettingsCheck, nn.Module):
             idx = [todo[j] for j in batch_ids]
             batch = self.inference_batch([features[i] for i in idx], options)
             yield idx, batch, self.word_vectors(batch, bfloat16)  # (batch, 1 + n, width)
-            keep_headroom()  # the batch's working memory, freed: handed back once the parse has grown too far
 
     def allowed(self, part: str, options: InferenceOptions) -> torch.Tensor | None:
         """The classes of ``part`` (``"labels"`` or a head's name) that the treebank ``options`` name allows

@@ -43,7 +43,6 @@ from spandep.decoding.mst import mst_single
 from spandep.decoding.constraints import Fixed
 from spandep.decoding.spans import SpanCandidates, SpanDecodeResult
 from spandep.options import InferenceOptions, InferenceStats
-from spandep.malloc import keep_headroom
 from spandep.masking import NEG_INF
 from spandep.models.base import Parse, fallback_labels, given_constraints
 from spandep.models.biaffine import BiaffineScorer
@@ -431,7 +430,6 @@ class SpanInference:
             for i, parse in zip(ids, parses):
                 results[i] = parse
                 proposed.pop(i, None)  # the group's word vectors and tables are no longer needed
-            keep_headroom()
         stats.seconds = time.perf_counter() - t0
         return results, stats
 
