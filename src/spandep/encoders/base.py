@@ -16,6 +16,7 @@ from torch import nn
 
 from spandep.data.sentence import Sentence
 from spandep.data.vocab import build_vocab
+from spandep.errors import OptionError
 from spandep.registry import SettingsCheck
 
 
@@ -35,6 +36,9 @@ class WordEncoder(SettingsCheck, nn.Module):
     upos_vocab: list[str] | None = None
     int8: bool = False  # its linear layers dynamically quantised (storage.int8.dynamic_int8): float32 only, no bfloat16
     held_bfloat16: bool = False  # its pretrained linear weights stored in bfloat16 (storage.precision): bfloat16 only
+    taps: tuple[int, ...] = ()  # layers whose outputs come after the word vectors (:meth:`tap`), for output heads
+    tap_dim: int = 0  # their width: ``forward`` gives ``out_dim + tap_dim`` values per word
+    layer_width: int = 0  # the width of one tapped layer's output
 
     @classmethod
     def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
@@ -70,6 +74,12 @@ class WordEncoder(SettingsCheck, nn.Module):
         merge goes a layer at a time, each layer's sum in a new tensor, and ``each(layer, weight)`` gets the layer
         just merged and the pretrained weight its sum replaced (what :mod:`spandep.storage.precision` holds)."""
 
+    def tap(self, layers: Sequence[int]) -> None:
+        """Give the outputs of these layers after the word vectors (an output head's ``layer``); an encoder without
+        layers to read refuses any."""
+        if layers:
+            raise OptionError(f"layer = {layers[0]}: the {self.name} encoder has no transformer layers for a head to read (use a transformer encoder, or layer = 0)")
+
     def featurize(self, forms: list[str], upos: list[str] | None = None) -> dict[str, Any]:
         """Per-sentence features (plain Python / numpy), computed once and cached by the caller.
 
@@ -83,7 +93,8 @@ class WordEncoder(SettingsCheck, nn.Module):
         raise NotImplementedError
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Return word vectors ``(batch, 1 + max_words, out_dim)``; position 0 is ROOT."""
+        """Return word vectors ``(batch, 1 + max_words, out_dim + tap_dim)``; position 0 is ROOT; the tapped
+        layers' outputs (:attr:`taps`, if any) are the last ``tap_dim`` values."""
         raise NotImplementedError
 
     def export_config(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ its vector from the window where it sits furthest from an edge, so nothing is ev
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from transformers.utils import logging as hf_logging
 from spandep.encoders.adapters import ADAPTERS, adapter_parameters, adapter_problem, merge_layers
 from spandep.encoders.base import WordEncoder
 from spandep.encoders.bases import MINILM_ALIAS, model_path_problem, resolve_model_path
-from spandep.errors import ModelError
+from spandep.errors import ModelError, OptionError
 from spandep.tokenization.encoder_features import piece_tokenizer
 
 
@@ -167,6 +167,7 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         self.pooling = pooling
         self.mix_layers = min(mix_layers, cfg.num_hidden_layers)
         self.mix = ScalarMix(self.mix_layers)
+        self.layer_width = cfg.hidden_size
         self.dropout = nn.Dropout(dropout)
         self.dropout_p = dropout
         limit = getattr(cfg, "max_position_embeddings", 512)
@@ -266,19 +267,28 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
     def _run(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """The scalar mix of the last ``mix_layers`` layers' outputs ``(batch, pieces, hidden)``, read as each layer
         returns (forward hooks): the layers below are freed as the pass goes on instead of being kept to its end, as
-        ``output_hidden_states`` keeps them (on en-accurate a quarter of an encoder batch's peak memory)."""
-        kept: list[torch.Tensor] = []
+        ``output_hidden_states`` keeps them (on en-accurate a quarter of an encoder batch's peak memory). With
+        :attr:`taps`, each tapped layer's output after the mix: ``(batch, pieces, hidden · (1 + taps))``."""
+        layers = self._layers()
+        mixed = range(len(layers) - self.mix_layers, len(layers))
+        kept: dict[int, torch.Tensor] = {}
 
-        def keep(module: nn.Module, inputs: Any, output: Any) -> None:
-            kept.append(output[0] if isinstance(output, tuple) else output)  # (batch, pieces, hidden)
+        def keeper(i: int) -> Callable[[nn.Module, Any, Any], None]:
+            def keep(module: nn.Module, inputs: Any, output: Any) -> None:
+                kept[i] = output[0] if isinstance(output, tuple) else output  # (batch, pieces, hidden)
 
-        hooks = [layer.register_forward_hook(keep) for layer in self._layers()[-self.mix_layers :]]
+            return keep
+
+        hooks = [layers[i].register_forward_hook(keeper(i)) for i in sorted(set(mixed) | {t - 1 for t in self.taps})]
         try:
             self.transformer(input_ids=input_ids, attention_mask=mask.long())
         finally:
             for hook in hooks:
                 hook.remove()
-        return self.mix(kept)  # (batch, pieces, hidden)
+        mix = self.mix([kept[i] for i in mixed])  # (batch, pieces, hidden)
+        if not self.taps:
+            return mix
+        return torch.cat([mix] + [kept[t - 1].to(mix.dtype) for t in self.taps], -1)  # (batch, pieces, hidden · (1 + taps))
 
     def _run_windowed(self, row: torch.Tensor) -> torch.Tensor:
         """One over-long sequence ``[CLS] x [SEP]`` (no padding) in overlapping windows of ``max_pieces``; each
@@ -320,9 +330,20 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
             counts = pieces.new_zeros(index.size(0), n_words + 1).scatter_add_(1, index, pieces.new_ones(index.shape))  # (batch, words+1)
             words = (summed / counts.clamp(min=1).unsqueeze(-1))[:, :n_words]  # (batch, 1 + words, hidden)
         words = self.dropout(words)
+        tapped = words[..., self.layer_width :]  # (batch, 1 + words, tap_dim)
+        words = words[..., : self.layer_width] if self.taps else words  # (batch, 1 + words, hidden)
         if self.upos_embed is not None:
             words = torch.cat([words, self.dropout(self.upos_embed(batch["upos"]))], dim=-1)  # (batch, 1 + words, out)
-        return words
+        return torch.cat([words, tapped], dim=-1) if self.taps else words  # (batch, 1 + words, out_dim + tap_dim)
+
+    def tap(self, layers: Sequence[int]) -> None:
+        """Give the outputs of transformer ``layers`` (1 = the lowest) after the word vectors, pooled as they are
+        (:attr:`WordEncoder.taps`): what an output head with ``layer`` set reads beside the parser's mix."""
+        taps = tuple(sorted(set(layers)))
+        bad = [t for t in taps if not 1 <= t <= len(self._layers())]
+        if bad:
+            raise OptionError(f"layer = {bad[0]}: {self.model_name!r} has transformer layers 1 to {len(self._layers())}")
+        self.taps, self.tap_dim = taps, self.layer_width * len(taps)
 
     # ----------------------------------------------------------------------------------- adapter
     def pretrained_parameters(self) -> list[nn.Parameter]:

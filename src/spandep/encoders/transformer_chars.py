@@ -44,10 +44,11 @@ class CharTransformerEncoder(TransformerEncoder):
         return batch
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        words = super().forward(batch)  # (batch, 1 + words, hidden [+ upos_dim])
+        words = super().forward(batch)  # (batch, 1 + words, hidden [+ upos_dim] + tap_dim)
         mask = batch["word_mask"].to(words.device)  # (batch, 1 + words)
         chars = char_vectors(self.char_lstm, batch["chars"].to(words.device), mask)  # (batch, 1 + words, char_out)
-        return torch.cat([words, self.dropout(chars)], dim=-1)  # (batch, 1 + words, out_dim)
+        cut = self.out_dim - self.char_out  # the tapped layers stay last
+        return torch.cat([words[..., :cut], self.dropout(chars), words[..., cut:]], dim=-1)  # (batch, 1 + words, out_dim + tap_dim)
 
     def export_config(self) -> dict[str, Any]:
         return {**super().export_config(), "char_vocab": self.char_vocab, "char_dim": self.char_dim, "char_out": self.char_out, "max_chars": self.max_chars}

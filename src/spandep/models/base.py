@@ -38,11 +38,11 @@ from spandep.data.sentence import Sentence
 from spandep.data.vocab import build_vocab
 from spandep.decoding import DECODERS, ConstraintError, Fixed, eisner
 from spandep.encoders.base import WordEncoder, batch_cost, sentence_features
-from spandep.errors import InputFormatError
+from spandep.errors import InputFormatError, OptionError
 from spandep.hardware import native_bfloat16
 from spandep.options import InferenceOptions, InferenceStats
 from spandep.models.confidence import ArcScores, Calibration, ChosenArcScores
-from spandep.models.heads import HEADS, IGNORE, HeadInput
+from spandep.models.heads import HEADS, IGNORE, HeadInput, OutputHead
 from spandep.models.treebanks import LABELS, Treebanks
 from spandep.registry import SettingsCheck
 
@@ -182,9 +182,36 @@ class Parser(SettingsCheck, nn.Module):
         return model, state
 
     def attach_heads(self, heads: dict[str, dict[str, Any]]) -> None:
-        """Build the output heads a config names (``{name: head config}``) over the encoder's word vectors."""
+        """Build the output heads a config names (``{name: head config}``, in place of any of those names) over the
+        encoder's word vectors; a head with ``layer`` set reads that transformer layer's output beside them, which
+        the encoder then taps (:meth:`~spandep.encoders.base.WordEncoder.tap`)."""
+        layers = self.tap_layers(heads)
         for name, head_config in heads.items():
-            self.heads[name] = HEADS.get(name).from_config(self.width, head_config)
+            self.heads[name] = HEADS.get(name).from_config(self.width + (self.encoder.layer_width if layers[name] else 0), head_config)
+
+    def head_layers(self, heads: dict[str, dict[str, Any]]) -> dict[str, int]:
+        """The ``layer`` (0: none) of each of the model's heads once the head configs ``heads`` are attached in
+        their place."""
+        given = {name: c.get("layer") or 0 for name, c in heads.items()}
+        bad = [name for name, layer in given.items() if not isinstance(layer, int) or isinstance(layer, bool)]
+        if bad:
+            raise OptionError(f"heads.{bad[0]}.layer = {given[bad[0]]!r}: a layer is a whole number (1 = the lowest; 0: none)")
+        return {name: int(head.layer) for name, head in self.heads.items()} | given
+
+    def tap_layers(self, heads: dict[str, dict[str, Any]]) -> dict[str, int]:
+        """The encoder made to tap every layer that the heads read once ``heads`` are attached (:meth:`head_layers`,
+        which it returns)."""
+        layers = self.head_layers(heads)
+        self.encoder.tap(sorted(set(layers.values()) - {0}))
+        return layers
+
+    def head_vectors(self, x: torch.Tensor, head: OutputHead) -> torch.Tensor:
+        """What ``head`` reads of word vectors ``(batch, 1 + n, width + taps)`` (:meth:`word_vectors`): the parser's
+        vectors, and its ``layer``'s output after them where it has one → ``(batch, 1 + n, width [+ layer])``."""
+        if not head.layer:
+            return x if x.size(-1) == self.width else x[..., : self.width]
+        start = self.width + self.encoder.taps.index(head.layer) * self.encoder.layer_width
+        return torch.cat([x[..., : self.width], x[..., start : start + self.encoder.layer_width]], -1)  # (batch, 1 + n, width + layer)
 
     def export_config(self) -> dict[str, Any]:
         """The saved ``model`` table: what :meth:`from_config` rebuilds this parser from."""
@@ -245,11 +272,15 @@ class Parser(SettingsCheck, nn.Module):
     # ------------------------------------------------------------------ treebanks
     def word_vectors(self, batch: dict[str, Any], bfloat16: bool = False) -> torch.Tensor:
         """The encoder's word vectors of a batch, with each sentence's treebank embedding (``batch["treebank"]``)
-        after them in a multi-treebank model → ``(batch, 1 + n, width)``; ``bfloat16``: the encoder's matrix products
-        in bfloat16 (``torch.autocast``), its vectors given back in float32."""
+        after them in a multi-treebank model → ``(batch, 1 + n, width)``, then the layers the encoder taps for the
+        heads (:meth:`head_vectors`; the parser reads the first ``width`` values); ``bfloat16``: the encoder's matrix
+        products in bfloat16 (``torch.autocast``), its vectors given back in float32."""
         with torch.autocast(self.device().type, dtype=torch.bfloat16, enabled=bfloat16):
-            x = self.encoder(batch).float()  # (batch, 1 + n, d)
-        return x if self.treebanks is None else self.treebanks.vectors(x, batch["treebank"])  # (batch, 1 + n, width)
+            x = self.encoder(batch).float()  # (batch, 1 + n, d + taps)
+        if self.treebanks is None:
+            return x
+        d = self.encoder.out_dim
+        return torch.cat([self.treebanks.vectors(x[..., :d], batch["treebank"]), x[..., d:]], -1)  # (batch, 1 + n, width + taps)
 
     def inference_batch(self, features: Sequence[dict[str, Any]], options: InferenceOptions) -> dict[str, Any]:
         """The encoder's batch of ``features`` on the model's device, each sentence of the treebank ``options``
@@ -289,8 +320,9 @@ class Parser(SettingsCheck, nn.Module):
     def annotate(
         self, x: torch.Tensor, word_mask: torch.Tensor, forms: Sequence[Sequence[str]], options: InferenceOptions
     ) -> list[dict[str, list[str]]]:
-        """The output heads' columns of each sentence of a batch, from word vectors ``(batch, 1 + n, width)`` and the
-        sentences' forms; a head whose classes the treebank of ``options`` has none of fills no column."""
+        """The output heads' columns of each sentence of a batch, from word vectors ``(batch, 1 + n, width + taps)``
+        (:meth:`word_vectors`) and the sentences' forms; a head whose classes the treebank of ``options`` has none of
+        fills no column."""
         allowed = {name: self.allowed(name, options) for name in self.heads}
         active = {name: head for name, head in self.heads.items() if allowed[name] is None or bool(allowed[name].any())}
         if not active:
@@ -300,16 +332,20 @@ class Parser(SettingsCheck, nn.Module):
         per_head: dict[str, list[list[str]]] = {}
         for name in _in_order(active):  # a head conditioned on another's column after it
             head = active[name]
-            per_head[name] = head.predict(replace(inputs, columns={c: columns[c] for c in head.reads}), allowed[name])
+            head_inputs = replace(inputs, vectors=self.head_vectors(x, head), columns={c: columns[c] for c in head.reads})
+            per_head[name] = head.predict(head_inputs, allowed[name])
             columns[head.column] = per_head[name]
         per_head = {name: head.refine(per_head[name], forms, columns) for name, head in active.items()}
         return [{name: values[b] for name, values in per_head.items()} for b in range(x.size(0))]
 
     def heads_loss(self, x: torch.Tensor, batch: dict[str, Any]) -> torch.Tensor | float:
-        """The output heads' losses on word vectors ``(batch, 1 + n, width)``, each times its ``weight`` (0 without
-        heads)."""
+        """The output heads' losses on word vectors ``(batch, 1 + n, width + taps)``, each times its ``weight`` (0
+        without heads)."""
         inputs = HeadInput.of(x, batch["word_mask"], batch["forms"], batch.get("columns"))
-        return sum((head.weight * head.loss(inputs, batch[f"gold_{name}"]) for name, head in self.heads.items()), 0.0)
+        return sum(
+            (head.weight * head.loss(replace(inputs, vectors=self.head_vectors(x, head)), batch[f"gold_{name}"]) for name, head in self.heads.items()),
+            0.0,
+        )
 
     # ------------------------------------------------------------------ training
     def training_features(self, sentence: Sentence, treebank: str | None = None) -> dict[str, Any]:

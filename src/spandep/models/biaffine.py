@@ -99,8 +99,8 @@ class BiaffineParser(Parser):
         return model, {(k if k.startswith("encoder.") else "scorer." + k): v for k, v in state.items()}
 
     def loss(self, batch: dict[str, Any]) -> torch.Tensor:
-        x = self.word_vectors(batch)  # (batch, 1 + n, width)
-        return self.scorer.scorer_loss(x, batch) + self.heads_loss(x, batch)
+        x = self.word_vectors(batch)  # (batch, 1 + n, width + taps)
+        return self.scorer.scorer_loss(x[..., : self.width], batch) + self.heads_loss(x, batch)
 
     def parse(
         self, sentences: Sequence[Sentence], options: InferenceOptions | None = None, stats: InferenceStats | None = None
@@ -114,7 +114,7 @@ class BiaffineParser(Parser):
         fixed = [self.constraints(s, opts) for s in sentences]
         with evaluating(self):
             for idx, batch, x in self.encoded_batches(sentences, opts):
-                s_arc, rel_reps = self.scorer.score(x, batch["word_mask"])  # (batch, 1 + n, 1 + n)
+                s_arc, rel_reps = self.scorer.score(x[..., : self.width], batch["word_mask"])  # (batch, 1 + n, 1 + n)
                 n = torch.tensor([lengths[i] for i in idx])  # (batch,)
                 heads = decode(s_arc.log_softmax(-1), n, [fixed[i] for i in idx])  # (batch, 1 + n)
                 s_rel = restrict(self.scorer.label_scores(rel_reps, heads), allowed)  # (batch, 1 + n, labels)

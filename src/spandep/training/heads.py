@@ -85,7 +85,7 @@ class VectorCache:
     def __init__(self, model: Parser, sentences: Sequence[Sentence], path: Path, batch_words: int) -> None:
         self.lengths = [len(s) + 1 for s in sentences]
         self.offsets = np.concatenate([[0], np.cumsum(self.lengths)])
-        shape = (int(self.offsets[-1]), model.width)
+        shape = (int(self.offsets[-1]), model.width + model.encoder.tap_dim)
         self.vectors = cached_array(path, shape, lambda out: self._write(model, sentences, out, batch_words))  # (words + sentences, width)
         if self.vectors.shape[0] != self.offsets[-1]:
             raise OptionError(f"{path} holds vectors of other sentences: remove {path.parent} and run again")
@@ -162,6 +162,12 @@ class HeadsTrainer:
         for p in self.model.parameters():
             p.requires_grad_(False)
         self.rebuilt = {name: self._rebuilt_config(name, changes) for name, changes in settings.rebuild.items()}
+        # the cached vectors hold every layer that an input head or a rebuilt one reads, whichever is kept
+        try:
+            self.taps = sorted((set(self.model.head_layers({}).values()) | set(self.model.head_layers(self.rebuilt).values())) - {0})
+            self.model.encoder.tap(self.taps)
+        except ValueError as exc:
+            raise OptionError(f"--set: {exc}") from None
 
     def _rebuilt_config(self, name: str, changes: dict[str, Any]) -> dict[str, Any]:
         """The config of head ``name`` built anew with ``changes`` over the input's settings (from the training data,
@@ -183,12 +189,17 @@ class HeadsTrainer:
         """Heads ``rebuilt`` (name: config) built anew in place of the model's, the training sentences' gold ids in
         their classes (a rebuilt head's classes are those of the training file, not the input's), and the optimizer
         over every head."""
-        for name, config in rebuilt.items():
-            self.model.heads[name] = HEADS.get(name).from_config(self.model.width, config)
+        self._attach(rebuilt)
         self.gold = [self._gold(s) for s in self.train]  # in the classes of the heads as built now
         for p in self.model.heads.parameters():
             p.requires_grad_(True)
         self.optimizer = torch.optim.Adam(self.model.heads.parameters(), lr=self.settings.lr)
+
+    def _attach(self, heads: dict[str, dict[str, Any]]) -> None:
+        """Heads built from their configs in place of the model's, reading the cached vectors' layers (:attr:`taps`;
+        the saved folder taps only what its heads read)."""
+        self.model.attach_heads(heads)
+        self.model.encoder.tap(self.taps)
 
     def run(self) -> dict[str, Any]:
         """Train to the end (resuming), write ``output/model``; returns the run's record."""
@@ -294,8 +305,7 @@ class HeadsTrainer:
         together, written to ``output/model`` beside the input's other tensors."""
         tensors = {k: v for k, v in self.stored.items() if not k.startswith(PREFIX)} | best
         kept = {name: self.config["model"]["heads"][name] for name in self.rebuilt if state["best"][name]["epoch"] == 0}
-        for name, config in kept.items():  # a rebuilt head that never beat the input's: the input's head again
-            self.model.heads[name] = HEADS.get(name).from_config(self.model.width, config)
+        self._attach(kept)  # a rebuilt head that never beat the input's: the input's head again
         self._load_heads(best)
         after = self.dev_scores()
         record = {

@@ -110,6 +110,7 @@ class OutputHead(nn.Module):
     column: ClassVar[str]
     config_defaults: ClassVar[dict[str, Any]] = {}
     weight: float = 1.0
+    layer: int = 0  # a transformer layer whose output the head reads beside the word vectors (0: none; Parser.head_vectors)
 
     @classmethod
     def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
@@ -174,19 +175,21 @@ class ClassifierHead(OutputHead):
     whose value per word is embedded beside the word vector (``{column: (values seen in training, dimension)}``;
     :attr:`reads` names them; a subclass offers them as settings)."""
 
-    config_defaults = {"dropout": 0.33, "weight": 1.0, "casing": 0, "suffix": 0, "hidden": 0, "chars": 0, "context": 0}
+    config_defaults = {"dropout": 0.33, "weight": 1.0, "casing": 0, "suffix": 0, "hidden": 0, "chars": 0, "context": 0, "layer": 0}
 
     def __init__(
         self, n_in: int, tags: Sequence[str], dropout: float = 0.33, weight: float = 1.0, casing: int = 0, suffix: int = 0, hidden: int = 0,
         conditions: Mapping[str, tuple[Sequence[str], int]] | None = None, chars: int = 0, context: int = 0, char_vocab: Sequence[str] = (),
+        layer: int = 0,
     ) -> None:
         super().__init__()
         self.tags = list(tags)
         self.index = {t: i for i, t in enumerate(self.tags)}
         self.weight = weight
+        self.layer = layer  # n_in includes the layer's output (Parser.attach_heads)
         self.hparams: dict[str, Any] = {
             "tags": self.tags, "dropout": dropout, "weight": weight, "casing": casing, "suffix": suffix, "hidden": hidden,
-        }
+        } | ({"layer": layer} if layer else {})
         self.dropout = nn.Dropout(dropout)
         self.shape_embed = nn.Embedding(N_SHAPES, casing) if casing else None
         self.suffix_embed = nn.EmbeddingBag(SUFFIX_BUCKETS, suffix, mode="sum", padding_idx=0) if suffix else None

@@ -186,7 +186,7 @@ class SpanParser(Parser):
         """:meth:`encoded_batches` with each batch's output heads' columns (:meth:`annotate`)."""
         for idx, batch, x in self.encoded_batches(sentences, options):
             columns = self.annotate(x, batch["word_mask"], [sentences[i].forms for i in idx], options)
-            yield idx, batch["word_mask"], x, columns  # x: (batch, 1 + n, width)
+            yield idx, batch["word_mask"], x[..., : self.width], columns  # x: (batch, 1 + n, width)
 
     def parse(
         self, sentences: Sequence[Sentence], options: InferenceOptions | None = None, stats: InferenceStats | None = None
@@ -217,7 +217,8 @@ class SpanParser(Parser):
     def loss(self, batch: dict[str, Any]) -> torch.Tensor:
         """Joint loss of one batch: the encoder's tensors plus ``heads``/``rels`` ``(batch, 1 + n)`` (position 0
         unused) and ``query_states`` (the linker's ``training_state`` per sentence)."""
-        x = self.word_vectors(batch)  # (batch, 1 + n, width)
+        vectors = self.word_vectors(batch)  # (batch, 1 + n, width + taps)
+        x = vectors[..., : self.width]  # (batch, 1 + n, width)
         word_mask = batch["word_mask"]  # (batch, 1 + n)
         lengths = word_mask.sum(1) - 1  # (batch,)
         gold_heads, gold_rels, n_words = batch["heads"].tolist(), batch["rels"].tolist(), lengths.tolist()
@@ -228,7 +229,7 @@ class SpanParser(Parser):
         loss = self.proposal.loss(s_start, s_end, gold_start.to(x.device), gold_end.to(x.device), word_mask)
         if self.word_scorer is not None:
             loss = loss + self.word_scorer.scorer_loss(x, batch)
-        loss = loss + self.heads_loss(x, batch)
+        loss = loss + self.heads_loss(vectors, batch)
         spans, sentence = self._training_queries(s_start.detach(), s_end.detach(), gold_start, gold_end, word_mask)
         targets = self.linker.link_targets([heads[b] for b in sentence], [rels[b] for b in sentence], spans, x.size(1))
         link_batch = self.linker.training_batch(x, word_mask, sentence, spans, batch["query_states"])
