@@ -37,7 +37,6 @@ class WordEncoder(SettingsCheck, nn.Module):
     int8: bool = False  # its linear layers dynamically quantised (storage.int8.dynamic_int8): float32 only, no bfloat16
     held_bfloat16: bool = False  # its pretrained linear weights stored in bfloat16 (storage.precision): bfloat16 only
     taps: tuple[int, ...] = ()  # layers whose outputs come after the word vectors (:meth:`tap`), for output heads
-    tap_dim: int = 0  # their width: ``forward`` gives ``out_dim + tap_dim`` values per word
     layer_width: int = 0  # the width of one tapped layer's output
 
     @classmethod
@@ -73,6 +72,11 @@ class WordEncoder(SettingsCheck, nn.Module):
         to do). A merged encoder parses as fast as a fully fine-tuned one but cannot be saved again. ``each``: the
         merge goes a layer at a time, each layer's sum in a new tensor, and ``each(layer, weight)`` gets the layer
         just merged and the pretrained weight its sum replaced (what :mod:`spandep.storage.precision` holds)."""
+
+    @property
+    def tap_dim(self) -> int:
+        """The tapped layers' width: ``forward`` gives ``out_dim + tap_dim`` values per word."""
+        return self.layer_width * len(self.taps)
 
     def tap(self, layers: Sequence[int]) -> None:
         """Give the outputs of these layers after the word vectors (an output head's ``layer``); an encoder without

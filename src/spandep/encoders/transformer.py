@@ -330,8 +330,7 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
             counts = pieces.new_zeros(index.size(0), n_words + 1).scatter_add_(1, index, pieces.new_ones(index.shape))  # (batch, words+1)
             words = (summed / counts.clamp(min=1).unsqueeze(-1))[:, :n_words]  # (batch, 1 + words, hidden)
         words = self.dropout(words)
-        tapped = words[..., self.layer_width :]  # (batch, 1 + words, tap_dim)
-        words = words[..., : self.layer_width] if self.taps else words  # (batch, 1 + words, hidden)
+        words, tapped = words[..., : self.layer_width], words[..., self.layer_width :]  # (batch, 1 + words, hidden), (…, tap_dim)
         if self.upos_embed is not None:
             words = torch.cat([words, self.dropout(self.upos_embed(batch["upos"]))], dim=-1)  # (batch, 1 + words, out)
         return torch.cat([words, tapped], dim=-1) if self.taps else words  # (batch, 1 + words, out_dim + tap_dim)
@@ -343,7 +342,7 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         bad = [t for t in taps if not 1 <= t <= len(self._layers())]
         if bad:
             raise OptionError(f"layer = {bad[0]}: {self.model_name!r} has transformer layers 1 to {len(self._layers())}")
-        self.taps, self.tap_dim = taps, self.layer_width * len(taps)
+        self.taps = taps
 
     # ----------------------------------------------------------------------------------- adapter
     def pretrained_parameters(self) -> list[nn.Parameter]:

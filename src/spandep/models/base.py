@@ -209,7 +209,7 @@ class Parser(SettingsCheck, nn.Module):
         """What ``head`` reads of word vectors ``(batch, 1 + n, width + taps)`` (:meth:`word_vectors`): the parser's
         vectors, and its ``layer``'s output after them where it has one → ``(batch, 1 + n, width [+ layer])``."""
         if not head.layer:
-            return x if x.size(-1) == self.width else x[..., : self.width]
+            return x[..., : self.width]  # (batch, 1 + n, width)
         start = self.width + self.encoder.taps.index(head.layer) * self.encoder.layer_width
         return torch.cat([x[..., : self.width], x[..., start : start + self.encoder.layer_width]], -1)  # (batch, 1 + n, width + layer)
 
