@@ -4,12 +4,16 @@ trees, and a training config reads a treebank flagged ``ud_version = 1`` with v2
 
 from __future__ import annotations
 
+import io
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from udtools import udeval
 
-from spandep.data.conllu import read_conllu
+from benchmarks.scripts.annotation_agreement import paired
+
+from spandep.data.conllu import read_conllu, write_conllu
 from spandep.data.trees import tree_problems
 from spandep.data.udv1 import RELATIONS, named_v1, to_v2
 from spandep.errors import InputFormatError
@@ -100,3 +104,28 @@ def test_a_training_config_reads_a_v1_treebank_with_v2_relations(tmp_path, monke
     table = f'{{ name = "a", train = "{path}", dev = "{path}", ud_version = 1 }}, {{ name = "b", train = "{path}", dev = "{path}" }}'
     config.write_text(f'[data]\ntreebanks = [{table}]\n[encoder]\ntype = "bilstm"\n[training]\noutput = "out"\n')
     assert [t["ud_version"] for t in load_config(config)["data"]["treebanks"]] == [1, 2]
+
+
+def test_annotation_agreement_scores_the_converted_file_officially(tmp_path):
+    """benchmarks/scripts/annotation_agreement.py: a v1 file against its own v2 conversion agrees fully; against the
+    file as released (v1 labels) LAS falls by the relations the map renames, UAS stays; forms differing in punctuation
+    alone are aligned; a pair of sentences with other word counts is left out."""
+    v1 = FIXTURES / "zh_gsd_v1.conllu"
+    sentences = list(read_conllu(v1))
+    reference = [to_v2(s) for s in sentences]
+    reference[0] = replace(reference[0], words=[replace(w, form=w.form.replace(",", "，")) for w in reference[0].words])
+    write_conllu(reference, tmp_path / "v2.conllu")
+    shorter = sentences[:]
+    shorter[-1] = replace(shorter[-1], words=[replace(shorter[-1].words[0], head=0, deprel="root")], extra_lines=[])
+    write_conllu(shorter, tmp_path / "v1.conllu")
+
+    def scores(ud_version: int) -> tuple[dict[str, float], int, int]:
+        gold, system, kept, left = paired(tmp_path / "v2.conllu", tmp_path / "v1.conllu", ud_version)
+        result = udeval.evaluate(udeval.load_conllu(io.StringIO(gold), "g", {}), udeval.load_conllu(io.StringIO(system), "s", {}))
+        return {m: 100 * result[m].f1 for m in ("UAS", "LAS")}, kept, left
+
+    same, kept, left = scores(1)
+    assert same == {"UAS": 100.0, "LAS": 100.0} and (kept, left) == (len(sentences) - 1, 1)
+    renamed = sum(w.deprel.split(":")[0] != v.deprel.split(":")[0] for s, t in zip(sentences[:-1], reference[:-1]) for w, v in zip(s.words, t.words))
+    raw, _, _ = scores(2)
+    assert renamed and raw["UAS"] == 100.0 and raw["LAS"] < 100.0
