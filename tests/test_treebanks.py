@@ -263,3 +263,15 @@ def test_tune_chooses_and_saves_one_treebanks_settings(joint: Path, tmp_path: Pa
     compact = tmp_path / "shipped"
     assert runner.invoke(app, ["export", str(model), str(compact)]).exit_code == 0
     assert load_model(compact).settings(InferenceOptions(treebank="b")) == chosen  # the export keeps them
+
+
+def test_max_dev_sentences_scores_each_treebank_on_its_first_n(tmp_path: Path) -> None:
+    """``[data] max_dev_sentences = N``: each treebank's dev figures come from its first N sentences (a pool of
+    eighty treebanks' dev splits takes half an hour a pass); 0 reads them all."""
+    data = two_treebanks(tmp_path) + "max_dev_sentences = 3\n"
+    trainer = Trainer(load_config(multi_config(tmp_path, TINY_BIAFFINE, data)))
+    everything = list(read_conllu(DEV))
+    assert {name: [s.forms for s in dev] for name, dev in trainer.devs.items()} == {
+        "a": [s.forms for s in everything[:3]], "b": [s.forms for s in everything[:3]]}
+    with pytest.raises(InputFormatError, match="max_dev_sentences"):
+        load_config(multi_config(tmp_path, TINY_BIAFFINE, two_treebanks(tmp_path) + "max_dev_sentences = -1\n"))

@@ -25,7 +25,7 @@ from spandep.training.treebanks import treebanks_problem
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "data": {
-        "train": None, "dev": None, "format": "conllu", "max_train_sentences": 0, "tokenizer": None,
+        "train": None, "dev": None, "format": "conllu", "max_train_sentences": 0, "max_dev_sentences": 0, "tokenizer": None,
         "ud_version": 2,  # 1: a UD v1 treebank, read with v2 relations (data/udv1.py)
         "treebanks": None, "sampling_exponent": 1.0, "treebank_cap": 0,  # several treebanks (training/treebanks.py); dropped for one
     },
@@ -52,7 +52,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 _RATE = Range(0, integer=False)  # a finite number ≥ 0
 _ABOVE_ZERO = Range(0, integer=False, open_low=True)
 NUMBERS: dict[str, dict[str, Range]] = {  # what each number of [data] and [training] allows
-    "data": {"max_train_sentences": Range(0), "sampling_exponent": _RATE, "treebank_cap": Range(0), "ud_version": Range(1, 2)},
+    "data": {"max_train_sentences": Range(0), "max_dev_sentences": Range(0), "sampling_exponent": _RATE, "treebank_cap": Range(0), "ud_version": Range(1, 2)},
     "training": {
         "epochs": Range(1), "batch_tokens": Range(1), "eval_batch_tokens": Range(1), "lr": _ABOVE_ZERO,
         "encoder_lr": _RATE, "weight_decay": _RATE, "warmup": Range(0, 1, integer=False), "clip": _ABOVE_ZERO,

@@ -102,7 +102,7 @@ class Trainer:
         data = cfg["data"]
         self.treebanks = treebank_files(cfg)
         trains = {t.name: read_treebank(t.train, data["format"], data["max_train_sentences"], t.ud_version) for t in self.treebanks}
-        self.devs = {t.name: read_treebank(t.dev, data["format"], 0, t.ud_version) for t in self.treebanks}
+        self.devs = {t.name: read_treebank(t.dev, data["format"], data["max_dev_sentences"], t.ud_version) for t in self.treebanks}
         self.train = [s for part in trains.values() for s in part]
         self.device = resolve_device(tr["device"])
         several = trains if self.treebanks[0].name is not None else None
