@@ -7,7 +7,7 @@ Both models parse the split once from its forms (every other column blanked), at
 are scored by the CoNLL 2018 definitions (``benchmarks.scripts.morph_dev.figures``: UPOS, UFeats, Lemmas, UAS, LAS,
 MLAS, BLEX), with the lemma accuracy on words whose form no training word has; the trees of the two are compared
 too (they must be the same). The result goes to ``benchmarks/results/heads/<dataset>__<split>.json``
-(``<dataset>__<split>__<step>.json`` with ``--step``).
+(``<dataset>__<split>__<step>.json`` with ``--step``; ``--label L`` writes ``L`` for ``<dataset>``).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def main() -> None:
     ap.add_argument("--dataset", required=True, choices=sorted(DATASETS))
     ap.add_argument("--split", default="dev", choices=("dev", "test"))
     ap.add_argument("--step", default="", help="a name for the run: the result goes to <dataset>__<split>__<step>.json")
+    ap.add_argument("--label", help="the file's first part instead of the dataset (a second model of one dataset in a step)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     dataset = DATASETS[args.dataset]
@@ -57,7 +58,7 @@ def main() -> None:
         "command": "python -m benchmarks.scripts.heads_finetune " + " ".join(portable_path(a) if Path(a).exists() else a for a in sys.argv[1:]),
         "machine": machine(), "torch": torch.__version__, **checkout(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
-    out = RESULTS / f"{args.dataset}__{args.split}{'__' + args.step if args.step else ''}.json"
+    out = RESULTS / f"{args.label or args.dataset}__{args.split}{'__' + args.step if args.step else ''}.json"
     write_json(out, result)
     print(out, {side: {m: result[side][m] for m in ("UPOS", "UFeats", "Lemmas", "LAS", "MLAS")} for side in ("before", "after")}, "same trees:", result["same_trees"])
 

@@ -22,6 +22,7 @@ STEPS = {
     "extra": "the table of heads trained on more data",
     "lemma": "the table of the lemma head conditioned on UPOS with the feature-keyed lexicon",
     "layer": "the table of heads that read a lower transformer layer",
+    "lexicon": "the table of shipped models given the feature-keyed lemma table",
 }
 COLUMNS = ("UPOS", "UFeats", "Lemmas", "LAS", "MLAS", "BLEX")
 
@@ -29,6 +30,12 @@ COLUMNS = ("UPOS", "UFeats", "Lemmas", "LAS", "MLAS", "BLEX")
 def markers(step: str) -> tuple[str, str]:
     """The markers of ``step``'s table in a document."""
     return f"<!-- heads-{step}:begin -->", f"<!-- heads-{step}:end -->"
+
+
+def model_note(result: dict) -> str:
+    """`` (folder)`` where the model scored is not the dataset's own folder (en_ewt's default_model and en_accurate)."""
+    folder = Path(result["before"]["model"]).name
+    return "" if folder == result["dataset"] else f" (`{folder}`)"
 
 
 def render(step: str = "chars") -> str:
@@ -43,7 +50,7 @@ def render(step: str = "chars") -> str:
         cells = [f"{r['before'][c]:.2f} → {r['after'][c]:.2f}" for c in COLUMNS]
         unseen = f"{r['before']['unseen_lemmas']['accuracy']:.2f} → {r['after']['unseen_lemmas']['accuracy']:.2f}"
         rows.append(
-            f"| {r['dataset']} | {r['split']} | {' | '.join(cells)} | {unseen} | {'yes' if r['same_trees'] else '**no**'} "
+            f"| {r['dataset']}{model_note(r)} | {r['split']} | {' | '.join(cells)} | {unseen} | {'yes' if r['same_trees'] else '**no**'} "
             f"| `{path.relative_to(REPO)}` |"
         )
     return "\n".join(rows) + "\n"

@@ -1,10 +1,13 @@
-"""Give a model folder trained before the lemma lexicon existed the lexicon its training would now build.
+"""Give a model folder trained before the lemma lexicons existed the lexicons its training would now build.
 
     python -m benchmarks.scripts.lemma_lexicon MODEL TRAIN.conllu
 
-The lexicon (``models/heads/lemma.lemma_lexicon``: UPOS → form → the lemma the pair had most often in TRAIN) is
-written into MODEL's ``config.json`` (``model.heads.lemma.lexicon``, atomically); the weights are not touched. A
-model trained now gets it from ``spandep train`` itself. TRAIN must be the data the model was trained on.
+The lexicon (``models/heads/lemma.lemma_lexicon``: UPOS → form → the lemma the pair had most often in TRAIN) and the
+table keyed by features (``lemma_feats_lexicon``: UPOS → FEATS → form → the triple's lemma where it is not the
+pair's) are written into MODEL's ``config.json`` (``model.heads.lemma.lexicon`` and ``feats_lexicon``,
+atomically); the weights are not touched. A model trained now gets both from ``spandep train`` itself. TRAIN must
+be the data the model's lemma head was trained on: the script says whether the lexicon it builds is the one the
+folder had.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from pathlib import Path
 
 from benchmarks.suite.record import write_json
 from spandep.data.conllu import read_conllu
-from spandep.models.heads.lemma import lemma_lexicon
+from spandep.models.heads.lemma import lemma_feats_lexicon, lemma_lexicon
 
 
 def main() -> None:
@@ -28,10 +31,16 @@ def main() -> None:
     heads = config["model"].get("heads", {})
     if "lemma" not in heads:
         raise SystemExit(f"{args.model}: the model has no lemma head")
-    heads["lemma"]["lexicon"] = lemma_lexicon(list(read_conllu(args.train)))
+    train = list(read_conllu(args.train))
+    lexicon = lemma_lexicon(train)
+    before = heads["lemma"].get("lexicon")
+    heads["lemma"]["lexicon"] = lexicon
+    heads["lemma"]["feats_lexicon"] = lemma_feats_lexicon(train, lexicon)
     write_json(path, config)
-    pairs = sum(map(len, heads["lemma"]["lexicon"].values()))
-    print(f"{path}: lemma lexicon of {pairs:,} (form, UPOS) pairs from {args.train}")
+    pairs = sum(map(len, lexicon.values()))
+    triples = sum(len(forms) for bundles in heads["lemma"]["feats_lexicon"].values() for forms in bundles.values())
+    same = "none before" if before is None else ("the same as before" if before == lexicon else "NOT the one the folder had")
+    print(f"{path}: lemma lexicon of {pairs:,} (form, UPOS) pairs ({same}) and {triples:,} (form, UPOS, FEATS) triples from {args.train}")
 
 
 if __name__ == "__main__":
