@@ -4,14 +4,12 @@ trees, and a training config reads a treebank flagged ``ud_version = 1`` with v2
 
 from __future__ import annotations
 
-import io
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from udtools import udeval
 
-from benchmarks.scripts.annotation_agreement import paired
+from benchmarks.scripts.annotation_agreement import agreement
 
 from spandep.data.conllu import read_conllu, write_conllu
 from spandep.data.trees import tree_problems
@@ -119,13 +117,9 @@ def test_annotation_agreement_scores_the_converted_file_officially(tmp_path):
     shorter[-1] = replace(shorter[-1], words=[replace(shorter[-1].words[0], head=0, deprel="root")], extra_lines=[])
     write_conllu(shorter, tmp_path / "v1.conllu")
 
-    def scores(ud_version: int) -> tuple[dict[str, float], int, int]:
-        gold, system, kept, left = paired(tmp_path / "v2.conllu", tmp_path / "v1.conllu", ud_version)
-        result = udeval.evaluate(udeval.load_conllu(io.StringIO(gold), "g", {}), udeval.load_conllu(io.StringIO(system), "s", {}))
-        return {m: 100 * result[m].f1 for m in ("UAS", "LAS")}, kept, left
-
-    same, kept, left = scores(1)
-    assert same == {"UAS": 100.0, "LAS": 100.0} and (kept, left) == (len(sentences) - 1, 1)
+    same = agreement(tmp_path / "v2.conllu", tmp_path / "v1.conllu", 1)
+    assert (same["UAS"], same["LAS"]) == (100.0, 100.0)
+    assert (same["sentences_kept"], same["sentences_left_out"]) == (len(sentences) - 1, 1)
     renamed = sum(w.deprel.split(":")[0] != v.deprel.split(":")[0] for s, t in zip(sentences[:-1], reference[:-1]) for w, v in zip(s.words, t.words))
-    raw, _, _ = scores(2)
+    raw = agreement(tmp_path / "v2.conllu", tmp_path / "v1.conllu", 2)
     assert renamed and raw["UAS"] == 100.0 and raw["LAS"] < 100.0

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from udtools import udeval
 
+from benchmarks.suite.record import write_json
 from spandep.data.conllu import format_sentence, read_conllu
 from spandep.data.udv1 import sentences_to_v2
 from spandep.evaluation.provenance import stamp
@@ -47,6 +48,14 @@ def paired(reference: Path, other: Path, ud_version: int) -> tuple[str, str, int
     return "".join(map(format_sentence, kept_a)), "".join(map(format_sentence, kept_b)), len(kept_a), len(first) - len(kept_a)
 
 
+def agreement(reference: Path, other: Path, ud_version: int) -> dict[str, float | int]:
+    """The official F1 (percent) of :data:`METRICS`, ``other`` scored against ``reference``, and the sentences kept
+    and left out (:func:`paired`)."""
+    gold, system, kept, left = paired(reference, other, ud_version)
+    scores = udeval.evaluate(udeval.load_conllu(io.StringIO(gold), "<reference>", {}), udeval.load_conllu(io.StringIO(system), "<other>", {}))
+    return {"sentences_kept": kept, "sentences_left_out": left, **{m: round(100 * scores[m].f1, 2) for m in METRICS}}
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("reference", type=Path, help="the annotation scored against (gold)")
@@ -54,19 +63,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--ud-version", type=int, default=2, choices=[1, 2], help="the other file's UD version (1: converted)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
-    gold, system, kept, left = paired(args.reference, args.other, args.ud_version)
-    scores = udeval.evaluate(udeval.load_conllu(io.StringIO(gold), "<reference>", {}), udeval.load_conllu(io.StringIO(system), "<other>", {}))
     report = {
         "reference": str(args.reference), "other": str(args.other), "other_ud_version": args.ud_version,
-        "sentences_kept": kept, "sentences_left_out": left, "scorer": "udtools.udeval (CoNLL 2018)",
-        **{m: round(100 * scores[m].f1, 2) for m in METRICS},
+        "scorer": "udtools.udeval (CoNLL 2018)", **agreement(args.reference, args.other, args.ud_version),
     }
     result = stamp(report, "spandep-annotation-agreement/1", "python -m benchmarks.scripts.annotation_agreement " + " ".join(argv or sys.argv[1:]))
-    text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-    print(text, end="")
+        write_json(args.out, result)
+    print(json.dumps(result, indent=2, ensure_ascii=False))
 
 
 if __name__ == "__main__":

@@ -34,11 +34,11 @@ def main() -> None:
     train = list(read_conllu(args.train))
     lexicon = lemma_lexicon(train)
     before = heads["lemma"].get("lexicon")
-    heads["lemma"]["lexicon"] = lexicon
-    heads["lemma"]["feats_lexicon"] = lemma_feats_lexicon(train, lexicon)
+    feats_lexicon = lemma_feats_lexicon(train, lexicon)
+    heads["lemma"]["lexicon"], heads["lemma"]["feats_lexicon"] = lexicon, feats_lexicon
     write_json(path, config)
     pairs = sum(map(len, lexicon.values()))
-    triples = sum(len(forms) for bundles in heads["lemma"]["feats_lexicon"].values() for forms in bundles.values())
+    triples = sum(len(forms) for bundles in feats_lexicon.values() for forms in bundles.values())
     same = "none before" if before is None else ("the same as before" if before == lexicon else "NOT the one the folder had")
     print(f"{path}: lemma lexicon of {pairs:,} (form, UPOS) pairs ({same}) and {triples:,} (form, UPOS, FEATS) triples from {args.train}")
 
