@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,7 @@ def data(tmp_path):
     root = tmp_path / "data"
     dev = [f"tdt dev {i}" for i in range(10)]
     treebank(root / "devtest_only", "fi_tdt", dev=[*dev[:3], "ftb test shared", *dev[3:]], test=["tdt test"])
-    treebank(root, "fi_ftb", train=["ftb train", "tdt dev 1", "tdt dev 9"], dev=["ftb dev"], test=["ftb test shared", "ftb test 2"])
+    treebank(root, "fi_ftb", train=["ftb train", "tdt dev 1", "tdt dev 9"], dev=["ftb dev", "tdt dev 2 ．"], test=["ftb test shared", "ftb test 2"])
     treebank(root / "devtest_only", "pl_pdb", dev=["both", "pdb only", "x", "y", "z"], test=["pdb test"])
     treebank(root / "devtest_only", "pl_lfg", dev=["both", "lfg only", "a", "b", "c"], test=["lfg test"])
     treebank(root, "kk_ktb_v1", train=["kk train"], dev=["kk dev"], test=["kk test"])
@@ -63,6 +64,9 @@ def test_overlaps_between_treebanks_of_a_language_never_train(data, tmp_path):
     assert tdt["dropped"]["train: in another treebank's test split"] == 1
     assert texts(info["fi_ftb"]["files"]["train"]) == ["ftb train", "tdt dev 1"]  # tdt dev 9 is held out by fi_tdt
     assert info["fi_ftb"]["dropped"]["train: in another treebank's split for choices"] == 1 and info["fi_ftb"]["release"] == "2.18"
+    # the same sentence with a full-width stop: fi_tdt trains on it (it has no other training text), fi_ftb's dev loses it
+    assert "tdt dev 2" in texts(tdt["files"]["train"]) and texts(info["fi_ftb"]["files"]["dev"]) == ["ftb dev"]
+    assert info["fi_ftb"]["dropped"]["dev: in a dev-only treebank's training part"] == 1
     pooled = texts(info["pl_lfg"]["files"]["train"]) + texts(info["pl_pdb"]["files"]["train"])
     assert pooled.count("both") == 1  # shared by pl_pdb and pl_lfg: trains once
     assert read_conllu(info["kk_ktb_v1"]["files"]["train"]).__next__().deprels == ["obj", "dep"]
@@ -78,10 +82,12 @@ def test_held_out_starts_at_a_document(data):
     assert [len(train), len(kept)] == [83, 17]
 
 
-def test_a_text_key_ignores_spacing_and_reads_multiword_tokens():
+def test_a_text_key_ignores_spacing_and_punctuation_and_reads_multiword_tokens():
     a = next(read_conllu(Path(__file__).parent / "fixtures" / "en_ewt_excerpt.conllu"))
     plain = Sentence(a.words, extra_lines=a.extra_lines)  # no # text: the surface forms
-    assert text_key(a) == text_key(plain) == re.sub(r"\s+", "", a.comment("text"))
+    assert text_key(a) == text_key(plain) == re.sub(r"[\s\W_]+", "", a.comment("text"))
+    assert text_key(Sentence([], comments=["# text = 北京，是首都。"])) == text_key(Sentence([], comments=["# text = 北京, 是首都."])) == "北京是首都"
+    assert text_key(Sentence([], comments=["# text = * * *"])) != text_key(Sentence([], comments=["# text = ____"]))  # punctuation only
 
 
 def test_the_cap_limits_a_treebanks_share_of_an_epoch():
@@ -92,13 +98,16 @@ def test_the_cap_limits_a_treebanks_share_of_an_epoch():
 
 @pytest.mark.skipif(not (DATA / "devtest_only" / "fi_tdt").is_dir(), reason="the treebanks of ../shared/data are not here")
 def test_the_data_readme_overlaps_are_gone(tmp_path):
-    only = ["fi_tdt", "fi_ftb", "pl_pdb", "pl_lfg", "ja_gsd", "ja_gsd_v1"]
+    only = ["fi_tdt", "fi_ftb", "pl_pdb", "pl_lfg", "ja_gsd", "ja_gsd_v1", "zh_gsd", "zh_gsd_v1"]
     manifest = tmp_path / "pool.json"
     main(["--data", str(DATA), "--out", str(tmp_path / "pool"), "--manifest", str(manifest), "--only", *only])
     pool = json.loads(manifest.read_text(encoding="utf-8"))["treebanks"]
 
     def spaced(path: str | Path) -> set[str]:  # the README's own reading: # text without its spaces
         return {re.sub(r"\s+", "", s.comment("text")) for s in read_conllu(path) if s.comment("text")}
+
+    def loose(path: str | Path) -> set[str]:  # nor punctuation, any width: zh_gsd's "，" is zh_gsd_v1's ","
+        return {re.sub(r"[\s\W_]+", "", unicodedata.normalize("NFKC", s.comment("text"))) for s in read_conllu(path) if s.comment("text")}
 
     ftb_test, tdt_dev = spaced(DATA / "devtest_only/fi_ftb/fi_ftb-ud-test.conllu.xz"), spaced(DATA / "devtest_only/fi_tdt/fi_tdt-ud-dev.conllu.xz")
     assert len(ftb_test & tdt_dev) >= 47 and not ftb_test & spaced(pool["fi_tdt"]["files"]["train"])
@@ -107,5 +116,6 @@ def test_the_data_readme_overlaps_are_gone(tmp_path):
     ja_gsd = spaced(pool["ja_gsd"]["files"]["test"]) | spaced(pool["ja_gsd"]["files"]["dev"])
     assert not ja_gsd & spaced(pool["ja_gsd_v1"]["files"]["train"])
     for name in only:  # nothing trains that another treebank of the language tests or chooses on
-        others = set().union(*(spaced(pool[o]["files"][s]) for o in only if o != name and o[:2] == name[:2] for s in ("dev", "test")))
-        assert not spaced(pool[name]["files"]["train"]) & others, name
+        others = set().union(*(loose(pool[o]["files"][s]) for o in only if o != name and o[:2] == name[:2] for s in ("dev", "test")))
+        assert not loose(pool[name]["files"]["train"]) & others, name
+    assert pool["zh_gsd"]["sentences"]["train"] >= 400 and pool["ja_gsd"]["sentences"]["train"] >= 400  # the UD 2 ones train

@@ -9,10 +9,11 @@ For each treebank it writes ``OUT/<treebank>/{train,dev,test}.conllu``:
   ``--held-out`` share, from a document's start where one is near), which takes the place of dev for
   choices; test stays test. Figures on these are not comparable to ones trained on a train split.
 
-Deduplication is by sentence text (``# text``, else the surface forms; whitespace removed, NFC) between the
+Deduplication is by sentence text (``# text``, else the surface forms; NFKC, whitespace and punctuation removed) between the
 treebanks of one language (UD's prefix: ``no`` for both Norwegians): a training sentence whose text is in another
 treebank's test split or split kept for choices is dropped, as is one already in another treebank's training part;
-a choice sentence whose text is in another treebank's test split is dropped. This covers every overlap the README
+a choice sentence whose text is in another treebank's test split, or in a dev-only treebank's training part (it has no
+other training text; the complete treebank keeps the rest of its dev for choices), is dropped. This covers every overlap the README
 names (fi_ftb test in fi_tdt dev, pl_pdb / pl_lfg, ja_gsd in ja_gsd_v1) and any it does not. A treebank's own
 released splits are kept as released (a short sentence such as "Thank you ." may be in both its train and test,
 and is in other languages' files too); the B folders (``ud22_devtest_only/``) are older releases of D's, not used. Treebanks flagged UD v1
@@ -48,7 +49,8 @@ _RELEASE = re.compile(r"\(UD (\d+\.\d+)\)|@ r(\d+\.\d+)")
 
 def text_key(sentence: Sentence) -> str:
     """What two sentences share when they are the same text: ``# text`` (else the surface forms, a multiword token's
-    once), whitespace removed, NFC."""
+    once), NFKC, without whitespace or punctuation (Unicode P*; a text of punctuation only keeps it): UD 2.17 zh_gsd
+    writes ``，。`` where UD 1.4 zh_gsd_v1 writes ``,.`` in the same sentences."""
     text = sentence.comment("text")
     if text is None:
         ranges = {int(line.split("\t")[0].split("-")[0]): line.split("\t") for _, line in sentence.extra_lines if "-" in line.split("\t")[0]}
@@ -60,7 +62,8 @@ def text_key(sentence: Sentence) -> str:
             elif word.id > skip:
                 forms.append(word.form)
         text = "".join(forms)
-    return re.sub(r"\s+", "", unicodedata.normalize("NFC", text))
+    text = "".join(c for c in unicodedata.normalize("NFKC", text) if not c.isspace())
+    return "".join(c for c in text if not unicodedata.category(c).startswith("P")) or text
 
 
 def split_file(folder: Path, split: str) -> Path | None:
@@ -88,6 +91,24 @@ def _texts(splits: dict[str, dict[str, list[Sentence]]], split: str) -> dict[tup
         for sentence in parts[split]:
             found.setdefault(_key(name, sentence), set()).add(name)
     return found
+
+
+def _without(name: str, sentences: list[Sentence], split: str, sources: dict[str, dict[tuple[str, str], set[str]]],
+             seen: dict[tuple[str, str], set[str]] | None = None) -> tuple[list[Sentence], dict[str, int]]:
+    """``sentences`` of treebank ``name`` less those whose text another treebank has in one of ``sources`` (named by
+    where: the first that has it), and the count dropped for each (``"<split>: in <where>"``); each kept one is added
+    to ``seen`` where given (the training parts written so far)."""
+    kept, dropped = [], Counter()
+    for sentence in sentences:
+        key = _key(name, sentence)
+        where = next((where for where, found in sources.items() if found.get(key, {name}) - {name}), None)
+        if where:
+            dropped[f"{split}: in {where}"] += 1
+        else:
+            kept.append(sentence)
+            if seen is not None:
+                seen.setdefault(key, set()).add(name)
+    return kept, dict(dropped)
 
 
 def read(path: Path, v1: bool) -> list[Sentence]:
@@ -133,25 +154,15 @@ def build(data: Path, out: Path, share: float, only: tuple[str, ...] = ()) -> di
             "sources": {s: str(p) for s, p in files.items() if p is not None},
         }
     tests = _texts(splits, "test")
+    dev_only_train = _texts({n: p for n, p in splits.items() if info[n]["train_split"] != "train"}, "train")
     for name, parts in splits.items():
-        kept = [s for s in parts["dev"] if not tests.get(_key(name, s), {name}) - {name}]
-        info[name]["dropped"] = {"dev: in another treebank's test split": len(parts["dev"]) - len(kept)}
-        parts["dev"] = kept
+        parts["dev"], dropped = _without(name, parts["dev"], "dev", {"another treebank's test split": tests, "a dev-only treebank's training part": dev_only_train})
+        info[name]["dropped"] = {"dev: in another treebank's test split": 0, **dropped}
     choices = _texts(splits, "dev")
     seen: dict[tuple[str, str], set[str]] = {}
     for name, parts in splits.items():
-        dropped: Counter[str] = Counter()
-        kept = []
-        for sentence in parts["train"]:
-            key = _key(name, sentence)
-            others = {where: found.get(key, {name}) - {name} for where, found in (("test split", tests), ("split for choices", choices), ("training part", seen))}
-            reason = next((where for where, names in others.items() if names), None)
-            if reason:
-                dropped[f"train: in another treebank's {reason}"] += 1
-            else:
-                kept.append(sentence)
-                seen.setdefault(key, set()).add(name)
-        parts["train"] = kept
+        sources = {"another treebank's test split": tests, "another treebank's split for choices": choices, "another treebank's training part": seen}
+        parts["train"], dropped = _without(name, parts["train"], "train", sources, seen)
         info[name]["dropped"].update(dropped)
         folder = out / name
         folder.mkdir(parents=True, exist_ok=True)
