@@ -150,6 +150,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--splits", nargs="+", default=["dev", "test"], choices=["train", "dev", "test"])
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("SPANDEP_DATA", DATA)), help="Treebank folder (default ../shared/data, or $SPANDEP_DATA).")
     parser.add_argument("--out", type=Path, help="Result file (default benchmarks/results/tokenizer/<treebank>[__rules].json).")
+    parser.add_argument("--dev-file", type=Path, help="Score this file as the dev split (the held-out part the tokenizer was chosen on, where its training read the rest of the released dev).")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     tokenizer = load_tokenizer(args.tokenizer, resolve_model_path) if args.tokenizer else RuleTokenizer()
@@ -159,7 +160,8 @@ def main(argv: list[str] | None = None) -> None:
         **checkout(), "machine": machine(), "date": time.strftime("%Y-%m-%d"), "torch_threads": 1,
     }
     for split in args.splits:
-        result[split] = score_split(tokenizer, split_file(args.data, args.treebank, split))
+        path = args.dev_file if split == "dev" and args.dev_file else split_file(args.data, args.treebank, split)
+        result[split] = score_split(tokenizer, path)
         print(split, " ".join(f"{m} {result[split][m]['f1']:.2f}" for m in METRICS), f"{result[split]['sentences_per_s']} sent/s")
     out = args.out or RESULTS / f"{args.treebank}{'' if args.tokenizer else '__rules'}.json"
     write_json(out, result)
