@@ -134,3 +134,13 @@ def test_the_documents_hold_what_the_script_writes(doc, begin, end, render):
     written = text[text.index(begin) + len(begin) + 1: text.index(end)]
     command = f"python -m benchmarks.scripts.languages_table --doc {doc}" + (" --short" if "short" in begin else "")
     assert written == render(), f"{doc} is out of date with the result files: run {command}"
+
+
+def test_the_gold_gap_line_counts_treebanks_at_our_ud_release_only(results):
+    assert "Gold-token LAS against UDPipe 2 at our UD release: no treebank measured yet." in languages_table.render(results)
+    published = json.loads((results / "peers" / "udpipe2_published.json").read_text(encoding="utf-8"))
+    las = {"de_gsd": 90.0, "es_gsd": 70.0}  # ours (gold, LAS): de_gsd 75 + 6, es_gsd 60 + 6
+    published["figures"] += [{"treebank": tb, "ud_version": "2.16", "mode": "gold", "conll18": {"LAS": {"f1": f}}} for tb, f in las.items()]
+    _write(results / "peers" / "udpipe2_published.json", published)
+    line = next(x for x in languages_table.render(results).splitlines() if x.startswith("Gold-token LAS"))
+    assert "(2 treebanks;" in line and "mean gap 6.50, largest 9.00 (de_gsd), 1 more than 8.0 below." in line
