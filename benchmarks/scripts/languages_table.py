@@ -186,7 +186,7 @@ def gold_gap(rows: list[Row]) -> str:
         (peer["conll18"]["LAS"]["f1"] - ours["scores"]["LAS"]["f1"], row.treebank)
         for row in rows
         if (ours := row.ours.get("gold")) is not None and (peer := row.peer["gold"]) is not None
-        and row.pool["release"] is not None and release_index(peer["ud_version"]) == release_index(row.pool["release"])
+        and gap(peer, row.pool["release"]) == "same"
     )
     if not gaps:
         return "Gold-token LAS against UDPipe 2 at our UD release: no treebank measured yet."

@@ -27,10 +27,11 @@ from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
 
+from benchmarks.scripts.heads_extra_data import read
 from benchmarks.scripts.multilingual_pool import text_key
 from benchmarks.suite.record import machine, portable_path
 from spandep.data.conllu import read_conllu
-from spandep.data.reading import decoded_lines
+from spandep.data.output import write_blocks
 from spandep.data.sentence import Sentence
 from spandep.tokenization.corpus import gold_tokens, sentence_text
 
@@ -89,7 +90,7 @@ def build(treebank: Path, gold: Iterable[Path], exclude: Iterable[Path], segment
         blocks.append(block)
         words_in += len(sentence.words)
         words_out += block.count("\n") - 2
-    gold_text = ["".join(line for _, line in decoded_lines(path, keepends=True)) for path in gold]
+    gold_text = [read(path) for path in gold]
     record = {
         "treebank": portable_path(treebank), "sentences": len(blocks), "left_out_excluded": left_out,
         "words_before": words_in, "words_after": words_out, "gold": [portable_path(p) for p in gold],
@@ -140,9 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     record = {"schema": "spandep-silver-words/1", **record, "segmenter": {p: metadata.version(p) for p in ("fugashi", "unidic-lite")}, "machine": machine()}
     record["command"] = "python -m benchmarks.scripts.silver_words " + " ".join(argv if argv is not None else sys.argv[1:])
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(f".{args.out.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(args.out)
+    write_blocks([text], args.out)
     print(json.dumps(record, ensure_ascii=False))
     return 0
 
