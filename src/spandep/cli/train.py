@@ -18,6 +18,7 @@ def train(
     max_train_sentences: Optional[int] = typer.Option(None, help="Use only the first N training sentences (smoke runs)."),
     threads: Optional[int] = typer.Option(None, help="Torch CPU threads; overrides [training] threads."),
     device: Optional[str] = typer.Option(None, help="cpu, cuda, cuda:N or auto; overrides [training] device."),
+    init: Optional[Path] = typer.Option(None, help="A trained model folder to start from (its weights where they fit this config); overrides [training] init."),
 ) -> None:
     """Train a model; the best checkpoint on dev is written to OUTPUT/model. Interrupted runs resume."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
@@ -31,7 +32,8 @@ def train(
         )
 
         overrides: dict[str, dict[str, Any]] = {
-            "training": {"output": str(output) if output else None, "epochs": epochs, "threads": threads, "device": device},
+            "training": {"output": str(output) if output else None, "epochs": epochs, "threads": threads, "device": device,
+                         "init": str(init) if init else None},
             "data": {"max_train_sentences": max_train_sentences},
         }
         cfg = load_config(config, overrides)

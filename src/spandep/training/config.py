@@ -47,6 +47,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "eval_batch_tokens": 4000,
         "device": "cpu",  # cpu, cuda, cuda:N or auto; the checkpoints and the saved model are the same either way
         "select": "las",  # the dev figure the best epoch is chosen on: "las" or "las+mlas" (SELECTIONS)
+        "init": None,  # a trained model folder whose weights the run starts from (training/init.py); None: fresh weights
     },
 }
 _RATE = Range(0, integer=False)  # a finite number ≥ 0
@@ -103,7 +104,7 @@ def _value_problems(cfg: dict[str, dict[str, Any]]) -> Iterator[tuple[str, str, 
     for section, ranges in NUMBERS.items():
         for key, allowed in ranges.items():
             yield section, key, allowed.problem(f"[{section}] {key}", cfg[section][key])
-    for section, key in (("data", "train"), ("data", "dev"), ("data", "tokenizer"), ("training", "output")):
+    for section, key in (("data", "train"), ("data", "dev"), ("data", "tokenizer"), ("training", "output"), ("training", "init")):
         if not isinstance(cfg[section][key], (str, type(None))):
             yield section, key, f"[{section}] {key} must be a path in quotes, not {cfg[section][key]!r}"
     if cfg["data"]["treebanks"] is not None:

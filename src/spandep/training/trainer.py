@@ -47,6 +47,7 @@ from spandep.pipeline.predict import with_tree
 from spandep.training.averaging import WeightAverage
 from spandep.training.checkpoint import changed_settings, load_checkpoint, run_lock, save_checkpoint
 from spandep.training.config import check_resources
+from spandep.training.init import initialise
 from spandep.training.treebanks import epoch_sentences, macro_scores, treebank_files
 
 log = logging.getLogger("spandep.train")
@@ -107,6 +108,7 @@ class Trainer:
         self.device = resolve_device(tr["device"])
         several = trains if self.treebanks[0].name is not None else None
         self.model = build_model(config_from_data(cfg, self.train, several)).to(self.device)  # type: ignore[arg-type]
+        self.init_note = self._initialise(tr["init"]) if tr["init"] else None
         names = [name for name, part in trains.items() for _ in part]
         self.train_feats = [self.model.training_features(s, name) for s, name in tqdm(list(zip(self.train, names)), desc="featurise train", leave=False)]
         self.lengths = [batch_cost(f) for f in self.train_feats]
@@ -168,6 +170,8 @@ class Trainer:
         state = load_checkpoint(ckpt_dir, self.model, self.optimizer, extra) or {
             "step": 0, "epoch": 0, "batch": 0, "best": None, "bad_epochs": 0, "history": [], "train_seconds": 0.0,
         }
+        if not state["step"] and self.init_note:
+            self._log(self.init_note)
         if state["step"]:
             if self.average:
                 self.average.load(extra)
@@ -200,6 +204,12 @@ class Trainer:
             state["batch"] = 0
             save_checkpoint(ckpt_dir, self.model, self.optimizer, state, self._extra())
         return state
+
+    def _initialise(self, folder: str) -> str:
+        """The model's weights copied from the trained model in ``folder`` (``[training] init``, training/init.py);
+        the log line that says so."""
+        fresh = initialise(self.model, folder, self.cfg["encoder"])
+        return f"weights from {folder}" + (f"; heads trained from fresh weights: {', '.join(fresh)}" if fresh else "; every head too")
 
     def _extra(self) -> dict[str, torch.Tensor]:
         """The checkpoint's tensors beyond the model and the optimiser: the weight averages, if any."""

@@ -1,0 +1,69 @@
+"""A training run that starts from a trained model's weights (``[training] init = "MODEL"``, ``spandep train --init``).
+
+Why: to fine-tune a shipped model further (issue 45: its encoder's adapters trained again with new morphology
+heads, its trees kept as a starting point) instead of training from random weights, as spaCy sources a trained
+component or Stanza fine-tunes a saved model. The run builds its model from its own config as any run does (so the
+config says what the model is: its heads may differ from the source's), then copies in every weight of the source
+model that has the same name and shape:
+
+- the encoder (its adapter too: the source is loaded unmerged) and the parser must be the source's exactly: a
+  tensor missing or of another shape there, or another relation label set (the training data's), is an error;
+- an output head is copied whole when the source has it with the same classes and every tensor alike, and trained
+  from fresh weights otherwise (a head rebuilt with characters or a layer, another tag set): the run's log names them;
+- the source's calibration and inference settings are not copied (a run tunes and calibrates its own model).
+
+On resume the checkpoint's weights replace these, as they replace fresh ones.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from spandep.errors import OptionError
+from spandep.models import Parser
+from spandep.storage.model_io import load_model
+
+HEAD_PREFIX = "heads."  # the state-dict keys of the output heads (``Parser.heads``)
+
+
+def _head_of(key: str) -> str | None:
+    """The output head a state-dict key belongs to (``heads.feats.out.bias`` → ``feats``), ``None`` for the rest."""
+    return key[len(HEAD_PREFIX) :].split(".", 1)[0] if key.startswith(HEAD_PREFIX) else None
+
+
+def initialise(model: Parser, folder: str | Path, encoder_config: dict[str, object]) -> list[str]:
+    """Copy the weights of the trained model in ``folder`` into ``model`` (freshly built from a run's config, whose
+    ``[encoder]`` table is ``encoder_config``), as the module docstring says; the names of the heads left fresh."""
+    source = load_model(folder, merge_adapter=False)
+    where = f"[training] init = {str(folder)!r}"
+    theirs = source.config["encoder"]
+    for key in ("type", "model"):
+        if theirs.get(key) != encoder_config.get(key):
+            raise OptionError(f"{where}: its encoder's {key} is {theirs.get(key)!r}, this config's {encoder_config.get(key)!r}; start from a model of the same encoder")
+    if source.name != model.name:
+        raise OptionError(f"{where}: it is a {source.name} parser, this config trains a {model.name} one")
+    if source.labels != model.labels:
+        raise OptionError(f"{where}: its relation labels are not this training data's ({len(source.labels)} against {len(model.labels)}); start from a model trained on the same treebank")
+    if (source.treebanks is None) != (model.treebanks is None) or (
+        source.treebanks is not None and model.treebanks is not None and source.treebanks.export_config() != model.treebanks.export_config()
+    ):
+        raise OptionError(f"{where}: it was trained on other treebanks than this config names")
+    given, own = source.state_dict(), model.state_dict()
+    fresh = {
+        name for name, head in model.heads.items()
+        if name not in source.heads or source.heads[name].export_config().get("tags") != head.export_config().get("tags")
+    }
+    for key, tensor in own.items():
+        head = _head_of(key)
+        if head is not None:
+            if key not in given or given[key].shape != tensor.shape:
+                fresh.add(head)
+        elif key not in given or given[key].shape != tensor.shape:
+            shape = tuple(given[key].shape) if key in given else "none"
+            raise OptionError(f"{where}: its weight {key} ({shape}) does not fit this config's ({tuple(tensor.shape)}); start from a model of the same encoder and parser settings")
+    copied = {key: given[key] for key in own if _head_of(key) not in fresh}
+    with torch.no_grad():
+        model.load_state_dict(copied, strict=False)
+    return sorted(fresh)

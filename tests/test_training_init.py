@@ -1,0 +1,78 @@
+"""A run that starts from a trained model (``[training] init``, training/init.py): what it copies, what it leaves
+fresh, and the clear errors when the source does not fit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import TINY_BIAFFINE, TINY_SPAN, write_config
+from spandep.cli.main import app
+from spandep.errors import OptionError
+from spandep.storage.model_io import load_model
+from spandep.training.config import load_config
+from spandep.training.trainer import Trainer
+
+LORA = 'adapter = { type = "lora", r = 4, alpha = 8, targets = ["query", "key", "value"] }\n'
+HEADS = "\n[heads.upos]\n\n[heads.feats]\nhidden = 16\n"
+
+
+def config(root, name, model_dir, model=TINY_SPAN + HEADS, **training):
+    """The tiny span parser with UPOS and FEATS heads over the tiny transformer with a LoRA adapter."""
+    path = write_config(root / f"{name}.toml", root / name, "transformer", model_dir, pretrained=True, model=model, encoder_extra=LORA, **training)
+    return load_config(path)
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory, tiny_transformer_dir):
+    """One epoch of that parser: the model folder to start from."""
+    root = tmp_path_factory.mktemp("init_source")
+    Trainer(config(root, "source", tiny_transformer_dir, epochs=1, lr=1e-2)).run()
+    return root / "source" / "model"
+
+
+def test_a_run_from_a_model_starts_from_its_weights_and_rebuilds_a_changed_head(tmp_path, source, tiny_transformer_dir):
+    given = load_model(source, merge_adapter=False).state_dict()
+    cfg = config(tmp_path, "next", tiny_transformer_dir, model=TINY_SPAN + HEADS.replace("hidden = 16", "hidden = 8\nchars = 8"), epochs=1)
+    cfg["training"]["init"] = str(source)
+    fresh_cfg = {**cfg, "training": {**cfg["training"], "init": None, "output": str(tmp_path / "fresh")}}
+    trainer, fresh = Trainer(cfg), Trainer(fresh_cfg)
+    own, untouched = trainer.model.state_dict(), fresh.model.state_dict()
+    adapter = [k for k in own if "lora_" in k]
+    assert adapter and all(torch.equal(own[k], given[k]) for k in adapter)  # the adapter, unmerged, is the source's
+    assert not all(torch.equal(own[k], untouched[k]) for k in adapter)  # (which a fresh run's is not)
+    kept = [k for k in own if not k.startswith("heads.feats.")]
+    assert all(torch.equal(own[k], given[k]) for k in kept)  # the parser and the UPOS head too
+    rebuilt = [k for k in own if k.startswith("heads.feats.")]
+    assert all(torch.equal(own[k], untouched[k]) for k in rebuilt)  # FEATS as a fresh run of the same seed builds it
+    assert trainer.init_note == f"weights from {source}; heads trained from fresh weights: feats"
+    trainer.run()
+    log = (tmp_path / "next" / "train.log").read_text(encoding="utf-8")
+    assert log.splitlines()[0] == trainer.init_note
+    saved = load_model(tmp_path / "next" / "model").config["training"]["config"]["training"]["init"]
+    assert Path(saved).resolve() == source.resolve()  # saved as the data paths are (relative, portable)
+
+
+def test_a_model_that_does_not_fit_is_a_clear_error(tmp_path, source, tiny_transformer_dir):
+    other_labels = config(tmp_path, "few", tiny_transformer_dir)
+    other_labels["data"]["max_train_sentences"] = 2
+    other_parser = config(tmp_path, "biaffine", tiny_transformer_dir, model=TINY_BIAFFINE + HEADS)
+    wider = config(tmp_path, "wider", tiny_transformer_dir, model=TINY_SPAN.replace("span_mlp = 32", "span_mlp = 48") + HEADS)
+    bilstm = load_config(write_config(tmp_path / "b.toml", tmp_path / "b", "bilstm", model=TINY_SPAN + HEADS))
+    expected = [(other_labels, "relation labels are not this training data's"), (other_parser, "it is a span parser, this config trains a biaffine one"),
+                (wider, "its weight proposal."), (bilstm, "its encoder's type is 'transformer', this config's 'bilstm'")]
+    for cfg, message in expected:
+        cfg["training"]["init"] = str(source)
+        with pytest.raises(OptionError, match="init = ") as caught:
+            Trainer(cfg)
+        assert message in str(caught.value)
+
+
+def test_train_init_on_the_command_line(tmp_path, tiny_transformer_dir):
+    from typer.testing import CliRunner
+
+    cfg = write_config(tmp_path / "c.toml", tmp_path / "run", "transformer", tiny_transformer_dir, pretrained=True, model=TINY_SPAN + HEADS, encoder_extra=LORA, epochs=1)
+    result = CliRunner().invoke(app, ["train", str(cfg), "--init", str(tmp_path / "missing")])
+    assert result.exit_code == 3 and "missing" in result.output  # a model folder that is not there, as for spandep parse --model and "Traceback" not in result.output
