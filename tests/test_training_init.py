@@ -13,6 +13,7 @@ from spandep.cli.main import app
 from spandep.errors import OptionError
 from spandep.storage.model_io import load_model
 from spandep.training.config import load_config
+from spandep.training.init import same_head
 from spandep.training.trainer import Trainer
 
 LORA = 'adapter = { type = "lora", r = 4, alpha = 8, targets = ["query", "key", "value"] }\n'
@@ -76,3 +77,11 @@ def test_train_init_on_the_command_line(tmp_path, tiny_transformer_dir):
     cfg = write_config(tmp_path / "c.toml", tmp_path / "run", "transformer", tiny_transformer_dir, pretrained=True, model=TINY_SPAN + HEADS, encoder_extra=LORA, epochs=1)
     result = CliRunner().invoke(app, ["train", str(cfg), "--init", str(tmp_path / "missing")])
     assert result.exit_code == 3 and "missing" in result.output  # a model folder that is not there, as for spandep parse --model and "Traceback" not in result.output
+
+
+def test_a_head_is_copied_only_where_its_weights_mean_the_same():
+    head = {"tags": ["NOUN", "VERB"], "hidden": 16, "chars": 8, "char_vocab": ["<pad>", "a", "b"], "weight": 1.0, "dropout": 0.33}
+    assert same_head(head, {**head, "weight": 0.5, "dropout": 0.1, "lexicon": {"a": "b"}})
+    assert not same_head(head, {**head, "tags": ["VERB", "NOUN"]})  # same shapes, other classes
+    assert not same_head(head, {**head, "char_vocab": ["<pad>", "b", "a"]})
+    assert not same_head(head, {**head, "layer": 2})

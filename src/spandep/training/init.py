@@ -8,8 +8,9 @@ model that has the same name and shape:
 
 - the encoder (its adapter too: the source is loaded unmerged) and the parser must be the source's exactly: a
   tensor missing or of another shape there, or another relation label set (the training data's), is an error;
-- an output head is copied whole when the source has it with the same classes and every tensor alike, and trained
-  from fresh weights otherwise (a head rebuilt with characters or a layer, another tag set): the run's log names them;
+- an output head is copied whole when the source has it with the same settings (classes, characters, sizes:
+  :func:`same_head`) and every tensor alike, and trained from fresh weights otherwise (a head rebuilt with characters
+  or a layer, another tag set): the run's log names them;
 - the source's calibration and inference settings are not copied (a run tunes and calibrates its own model).
 
 On resume the checkpoint's weights replace these, as they replace fresh ones.
@@ -26,11 +27,18 @@ from spandep.models import Parser
 from spandep.storage.model_io import load_model
 
 HEAD_PREFIX = "heads."  # the state-dict keys of the output heads (``Parser.heads``)
+NOT_WEIGHTS = ("weight", "dropout", "lexicon", "feats_lexicon")  # head settings that leave the meaning of its weights as it is
 
 
 def _head_of(key: str) -> str | None:
     """The output head a state-dict key belongs to (``heads.feats.out.bias`` → ``feats``), ``None`` for the rest."""
     return key[len(HEAD_PREFIX) :].split(".", 1)[0] if key.startswith(HEAD_PREFIX) else None
+
+
+def same_head(mine: dict[str, object], theirs: dict[str, object]) -> bool:
+    """Whether two heads' saved configs give their weights the same meaning: the same classes, characters, writing
+    systems and sizes (the loss weight, dropout and a lemma head's lexicons aside)."""
+    return {k: v for k, v in mine.items() if k not in NOT_WEIGHTS} == {k: v for k, v in theirs.items() if k not in NOT_WEIGHTS}
 
 
 def initialise(model: Parser, folder: str | Path, encoder_config: dict[str, object]) -> list[str]:
@@ -53,7 +61,7 @@ def initialise(model: Parser, folder: str | Path, encoder_config: dict[str, obje
     given, own = source.state_dict(), model.state_dict()
     fresh = {
         name for name, head in model.heads.items()
-        if name not in source.heads or source.heads[name].export_config().get("tags") != head.export_config().get("tags")
+        if name not in source.heads or not same_head(head.export_config(), source.heads[name].export_config())
     }
     for key, tensor in own.items():
         head = _head_of(key)
