@@ -1,7 +1,7 @@
 """The tables of heads trained anew over a shipped model's frozen encoder (issue 45), one per step of
 ``benchmarks.scripts.heads_finetune ... --step STEP``: ``chars`` (BENCHMARKS.md "Heads with characters and sentence
-context"), ``extra`` ("Heads trained on more of the language's data"), ``lemma`` and ``layer`` ("Heads that read a
-lower transformer layer"); one row per
+context"), ``extra`` ("Heads trained on more of the language's data"), ``lemma``, ``layer`` ("Heads that read a
+lower transformer layer"), ``lexicon`` and ``finetune`` ("Shipped models fine-tuned whole"); one row per
 ``benchmarks/results/heads/<dataset>__<split>__<step>.json``, the model before and after side by side.
 
     python -m benchmarks.scripts.heads_table --doc BENCHMARKS.md   # every step's table between its markers
@@ -23,6 +23,7 @@ STEPS = {
     "lemma": "the table of the lemma head conditioned on UPOS with the feature-keyed lexicon",
     "layer": "the table of heads that read a lower transformer layer",
     "lexicon": "the table of shipped models given the feature-keyed lemma table",
+    "finetune": "the table of shipped models fine-tuned whole with their heads",
 }
 COLUMNS = ("UPOS", "UFeats", "Lemmas", "LAS", "MLAS", "BLEX")
 
