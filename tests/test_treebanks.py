@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import torch
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 from typer.testing import CliRunner
 
@@ -21,7 +22,7 @@ from spandep.data.sentence import Sentence
 from spandep.errors import InputFormatError
 from spandep.options import InferenceOptions
 from spandep.storage import catalogue
-from spandep.storage.model_io import load_model
+from spandep.storage.model_io import load_model, save_inference
 from spandep.pipeline.predict import parse_stream
 from spandep.tokenization.trained import TrainedTokenizer
 from spandep.training.config import load_config
@@ -263,6 +264,15 @@ def test_tune_chooses_and_saves_one_treebanks_settings(joint: Path, tmp_path: Pa
     compact = tmp_path / "shipped"
     assert runner.invoke(app, ["export", str(model), str(compact)]).exit_code == 0
     assert load_model(compact).settings(InferenceOptions(treebank="b")) == chosen  # the export keeps them
+
+
+def test_a_run_of_the_same_treebanks_starts_from_a_model_of_several(joint: Path, tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    shutil.copytree(joint / "model", model)
+    save_inference(model, InferenceOptions(decoder="mst"), {"rule": "a test"}, treebank="b")  # saved settings do not matter
+    cfg = load_config(joint.parent / "multi.toml", {"training": {"output": str(tmp_path / "next"), "init": str(model)}})
+    own, given = Trainer(cfg).model.state_dict(), load_model(model, merge_adapter=False).state_dict()
+    assert own.keys() == given.keys() and all(torch.equal(own[k], given[k]) for k in own)
 
 
 def test_max_dev_sentences_scores_each_treebank_on_its_first_n(tmp_path: Path) -> None:

@@ -35,6 +35,11 @@ def _head_of(key: str) -> str | None:
     return key[len(HEAD_PREFIX) :].split(".", 1)[0] if key.startswith(HEAD_PREFIX) else None
 
 
+def _treebanks(model: Parser) -> dict[str, object] | None:
+    """A model's treebanks as its weights and masks see them (their saved inference settings aside); ``None``: one."""
+    return None if model.treebanks is None else {k: v for k, v in model.treebanks.export_config().items() if k != "inference"}
+
+
 def same_head(mine: dict[str, object], theirs: dict[str, object]) -> bool:
     """Whether two heads' saved configs give their weights the same meaning: the same classes, characters, writing
     systems and sizes (the loss weight, dropout and a lemma head's lexicons aside)."""
@@ -54,9 +59,7 @@ def initialise(model: Parser, folder: str | Path, encoder_config: dict[str, obje
         raise OptionError(f"{where}: it is a {source.name} parser, this config trains a {model.name} one")
     if source.labels != model.labels:
         raise OptionError(f"{where}: its relation labels are not this training data's ({len(source.labels)} against {len(model.labels)}); start from a model trained on the same treebank")
-    if (source.treebanks is None) != (model.treebanks is None) or (
-        source.treebanks is not None and model.treebanks is not None and source.treebanks.export_config() != model.treebanks.export_config()
-    ):
+    if _treebanks(source) != _treebanks(model):
         raise OptionError(f"{where}: it was trained on other treebanks than this config names")
     given, own = source.state_dict(), model.state_dict()
     fresh = {
