@@ -11,6 +11,8 @@ model that has the same name and shape:
 - an output head is copied whole when the source has it with the same settings (classes, characters, sizes:
   :func:`same_head`) and every tensor alike, and trained from fresh weights otherwise (a head rebuilt with characters
   or a layer, another tag set): the run's log names them;
+- a model of several treebanks starts a run over the same treebanks (names and embedding width; the classes each
+  may give are the run's own, from its data), so a pool model can be trained further over a rebuilt pool;
 - the source's calibration and inference settings are not copied (a run tunes and calibrates its own model).
 
 On resume the checkpoint's weights replace these, as they replace fresh ones.
@@ -35,9 +37,11 @@ def _head_of(key: str) -> str | None:
     return key[len(HEAD_PREFIX) :].split(".", 1)[0] if key.startswith(HEAD_PREFIX) else None
 
 
-def _treebanks(model: Parser) -> dict[str, object] | None:
-    """A model's treebanks as its weights and masks see them (their saved inference settings aside); ``None``: one."""
-    return None if model.treebanks is None else {k: v for k, v in model.treebanks.export_config().items() if k != "inference"}
+def _treebanks(model: Parser) -> tuple[list[str], int] | None:
+    """A model's treebanks as its weights see them: their names (the embedding's rows) and the embedding's width;
+    ``None``: one treebank. The classes each may give are the run's own (masks made from its data, not weights), and
+    its saved inference settings are not weights either."""
+    return None if model.treebanks is None else (model.treebanks.names, model.treebanks.dim)
 
 
 def same_head(mine: dict[str, object], theirs: dict[str, object]) -> bool:
