@@ -106,15 +106,19 @@ def save_checkpoint(
             old.unlink(missing_ok=True)
 
 
+def has_checkpoint(directory: Path) -> bool:
+    """Whether ``directory`` holds a complete checkpoint to resume from."""
+    return (directory / "latest.json").is_file()
+
+
 def load_checkpoint(
     directory: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, extra: dict[str, torch.Tensor] | None = None
 ) -> dict[str, Any] | None:
     """Restore the newest checkpoint into ``model`` and ``optimizer`` (and its extra tensors into ``extra``); returns
     its metadata, or None if none."""
-    latest = directory / "latest.json"
-    if not latest.is_file():
+    if not has_checkpoint(directory):
         return None
-    name = json.loads(latest.read_text(encoding="utf-8"))["name"]
+    name = json.loads((directory / "latest.json").read_text(encoding="utf-8"))["name"]
     info = json.loads((directory / f"{name}.json").read_text(encoding="utf-8"))
     tensors = load_file(str(directory / f"{name}.safetensors"))
     model.load_state_dict(_read("model.", tensors))

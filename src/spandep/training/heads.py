@@ -46,14 +46,14 @@ from spandep.data.sentence import Sentence
 from spandep.errors import ModelError, OptionError
 from spandep.models import Parser
 from spandep.models.heads import HEADS, IGNORE
+from spandep.models.heads import STATE_PREFIX as PREFIX
 from spandep.options import InferenceOptions
 from spandep.storage.int8 import ALL_MIN_ELEMENTS, MIN_ELEMENTS, SCALE_SUFFIX, dequantize, quantize
 from spandep.storage.model_io import FORMAT_VERSION, load_model, read_model_config
-from spandep.training.checkpoint import changed_settings, load_checkpoint, run_lock, save_checkpoint
+from spandep.training.checkpoint import changed_settings, has_checkpoint, load_checkpoint, run_lock, save_checkpoint
 from spandep.training.trainer import read_treebank, seed_everything
 
 log = logging.getLogger("spandep.train_heads")
-PREFIX = "heads."  # the state-dict keys of the output heads (``Parser.heads``)
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,7 @@ class HeadsTrainer:
             self.train_x = VectorCache(self.model, self.train, self.out / "cache" / "train.npy", self.settings.batch_words)
             self.dev_x = VectorCache(self.model, self.dev, self.out / "cache" / "dev.npy", self.settings.batch_words)
             best: dict[str, torch.Tensor] = {}
-            resumed = (self.out / "checkpoint" / "latest.json").is_file()
+            resumed = has_checkpoint(self.out / "checkpoint")
             state = None if resumed else self._start(best)  # epoch 0 scores the input's heads, before any is rebuilt
             self._set_heads(self.rebuilt)
             state = load_checkpoint(self.out / "checkpoint", self.model.heads, self.optimizer, best) or state
@@ -350,7 +350,7 @@ class HeadsTrainer:
     def _check_resumable(self) -> None:
         """A run resumed under other settings than it started with fails, naming them; the first run writes them."""
         saved = self.out / "run.json"
-        if saved.is_file() and (self.out / "checkpoint" / "latest.json").is_file():
+        if saved.is_file() and has_checkpoint(self.out / "checkpoint"):
             changed = changed_settings({"training": json.loads(saved.read_text(encoding="utf-8"))}, self.settings.table())
             if changed:
                 raise OptionError(f"{self.out} holds a run started with other settings ({'; '.join(changed)}): resume it with the same ones, or use another --output")

@@ -15,7 +15,7 @@ model that has the same name and shape:
   may give are the run's own, from its data), so a pool model can be trained further over a rebuilt pool;
 - the source's calibration and inference settings are not copied (a run tunes and calibrates its own model).
 
-On resume the checkpoint's weights replace these, as they replace fresh ones.
+A run that resumes from its checkpoint does not read the source at all: the checkpoint holds its weights.
 """
 
 from __future__ import annotations
@@ -26,15 +26,15 @@ import torch
 
 from spandep.errors import OptionError
 from spandep.models import Parser
+from spandep.models.heads import STATE_PREFIX
 from spandep.storage.model_io import load_model
 
-HEAD_PREFIX = "heads."  # the state-dict keys of the output heads (``Parser.heads``)
 NOT_WEIGHTS = ("weight", "dropout", "lexicon", "feats_lexicon")  # head settings that leave the meaning of its weights as it is
 
 
 def _head_of(key: str) -> str | None:
     """The output head a state-dict key belongs to (``heads.feats.out.bias`` → ``feats``), ``None`` for the rest."""
-    return key[len(HEAD_PREFIX) :].split(".", 1)[0] if key.startswith(HEAD_PREFIX) else None
+    return key.removeprefix(STATE_PREFIX).split(".", 1)[0] if key.startswith(STATE_PREFIX) else None
 
 
 def _treebanks(model: Parser) -> tuple[list[str], int] | None:

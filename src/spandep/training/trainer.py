@@ -45,7 +45,7 @@ from spandep.models import Parser, build_model, config_from_data
 from spandep.storage.model_io import resolve_device, save_model
 from spandep.pipeline.predict import with_tree
 from spandep.training.averaging import WeightAverage
-from spandep.training.checkpoint import changed_settings, load_checkpoint, run_lock, save_checkpoint
+from spandep.training.checkpoint import changed_settings, has_checkpoint, load_checkpoint, run_lock, save_checkpoint
 from spandep.training.config import check_resources
 from spandep.training.init import initialise
 from spandep.training.treebanks import epoch_sentences, macro_scores, treebank_files
@@ -108,7 +108,8 @@ class Trainer:
         self.device = resolve_device(tr["device"])
         several = trains if self.treebanks[0].name is not None else None
         self.model = build_model(config_from_data(cfg, self.train, several)).to(self.device)  # type: ignore[arg-type]
-        self.init_note = self._initialise(tr["init"]) if tr["init"] else None
+        resuming = has_checkpoint(self.out / "checkpoint")  # then its weights replace any others: no source to read
+        self.init_note = self._initialise(tr["init"]) if tr["init"] and not resuming else None
         names = [name for name, part in trains.items() for _ in part]
         self.train_feats = [self.model.training_features(s, name) for s, name in tqdm(list(zip(self.train, names)), desc="featurise train", leave=False)]
         self.lengths = [batch_cost(f) for f in self.train_feats]
@@ -170,7 +171,7 @@ class Trainer:
         state = load_checkpoint(ckpt_dir, self.model, self.optimizer, extra) or {
             "step": 0, "epoch": 0, "batch": 0, "best": None, "bad_epochs": 0, "history": [], "train_seconds": 0.0,
         }
-        if not state["step"] and self.init_note:
+        if self.init_note:
             self._log(self.init_note)
         if state["step"]:
             if self.average:
@@ -239,7 +240,7 @@ class Trainer:
         """A run resumed under other settings than it was started with (``checkpoint.RESUMABLE`` says which may
         change, such as ``epochs``) fails with the list of them, before anything in the folder is touched."""
         saved = self.out / "config.json"
-        if not (ckpt_dir / "latest.json").is_file() or not saved.is_file():
+        if not has_checkpoint(ckpt_dir) or not saved.is_file():
             return
         changed = changed_settings(json.loads(saved.read_text(encoding="utf-8")), json.loads(json.dumps(self.cfg)))
         if changed:

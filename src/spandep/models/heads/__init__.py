@@ -10,10 +10,11 @@ from __future__ import annotations
 from spandep.models.heads.base import IGNORE, HeadInput, OutputHead
 from spandep.registry import Registry
 
+STATE_PREFIX = "heads."  # the state-dict keys of a parser's output heads (``Parser.heads``)
 HEADS: Registry[type[OutputHead]] = Registry("output head")
 HEADS.add("upos", "spandep.models.heads.upos:UposTagger")
 HEADS.add("xpos", "spandep.models.heads.xpos:XposTagger")
 HEADS.add("feats", "spandep.models.heads.feats:FeatsTagger")
 HEADS.add("lemma", "spandep.models.heads.lemma:Lemmatizer")
 
-__all__ = ["HEADS", "IGNORE", "HeadInput", "OutputHead"]
+__all__ = ["HEADS", "IGNORE", "STATE_PREFIX", "HeadInput", "OutputHead"]
