@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import TINY_BIAFFINE, TINY_SPAN, write_config
+from conftest import TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
 from spandep.cli.main import app
 from spandep.errors import OptionError
 from spandep.storage.model_io import load_model
@@ -86,3 +86,50 @@ def test_a_head_is_copied_only_where_its_weights_mean_the_same():
     assert not same_head(head, {**head, "tags": ["VERB", "NOUN"]})  # same shapes, other classes
     assert not same_head(head, {**head, "char_vocab": ["<pad>", "b", "a"]})
     assert not same_head(head, {**head, "layer": 2})
+
+
+def _rebuilt_train(path: Path) -> Path:
+    """The training file rebuilt as a pool is: its first ten sentences twice (so its labels and tags rank otherwise
+    by frequency) and UPOS PART renamed SYM (a class lost, one gained)."""
+    blocks = TRAIN.read_text(encoding="utf-8").strip().split("\n\n")
+
+    def renamed(block: str) -> str:
+        lines = [line.split("\t") for line in block.split("\n")]
+        return "\n".join("\t".join(c[:3] + ["SYM" if c[3] == "PART" else c[3]] + c[4:]) if len(c) == 10 else c[0] for c in lines)
+
+    path.write_text("\n\n".join(renamed(b) for b in blocks + blocks[:10]) + "\n\n", encoding="utf-8")
+    return path
+
+
+def test_a_run_over_rebuilt_data_keeps_the_source_class_ids_and_rows(tmp_path, source, tiny_transformer_dir):
+    given = load_model(source, merge_adapter=False)
+    cfg = config(tmp_path, "rebuilt", tiny_transformer_dir, epochs=1)
+    cfg["data"]["train"] = str(_rebuilt_train(tmp_path / "train.conllu"))
+    cfg["training"]["init"] = str(source)
+    fresh = Trainer({**cfg, "training": {**cfg["training"], "init": None, "output": str(tmp_path / "fresh")}})
+    trainer = Trainer(cfg)
+    assert fresh.model.labels != given.labels and sorted(fresh.model.labels) == sorted(given.labels)  # ranked otherwise
+    assert trainer.model.labels == given.labels  # numbered as the source numbers them
+    theirs, mine = given.heads["upos"].tags, trainer.model.heads["upos"].tags
+    assert "SYM" in mine and "PART" not in mine and mine[:-1] == [t for t in theirs if t != "PART"]
+    own, source_state, untouched = trainer.model.state_dict(), given.state_dict(), fresh.model.state_dict()
+    for key in ("heads.upos.out.weight", "heads.upos.out.bias"):
+        for i, tag in enumerate(mine):
+            row = source_state[key][theirs.index(tag)] if tag in theirs else untouched[key][fresh.model.heads["upos"].tags.index(tag)]
+            assert torch.equal(own[key][i], row), (key, tag)  # a known class keeps its row, the new one is fresh
+    assert all(torch.equal(own[k], source_state[k]) for k in own if k.startswith("heads.upos.") and ".out." not in k)
+    assert all(torch.equal(own[k], source_state[k]) for k in own if k.startswith("heads.feats."))  # its classes as the source's
+    assert trainer.init_note == f"weights from {source}; heads with other classes, each known class's row kept: upos"
+    trainer.run()
+    assert Trainer(cfg).model.labels == given.labels  # a resumed run numbers them so too (its checkpoint's ids)
+
+
+def test_a_head_whose_other_weights_depend_on_its_classes_is_rebuilt(tmp_path, tiny_transformer_dir):
+    per_feature = HEADS.replace("hidden = 16", "hidden = 16\nper_feature = 0.5")
+    root = tmp_path / "src"
+    Trainer(config(tmp_path, "src", tiny_transformer_dir, model=TINY_SPAN + per_feature, epochs=1)).run()
+    cfg = config(tmp_path, "next", tiny_transformer_dir, model=TINY_SPAN + per_feature, epochs=1)
+    cfg["data"]["train"] = str(_rebuilt_train(tmp_path / "train.conllu"))
+    cfg["training"]["init"] = str(root / "model")
+    note = Trainer(cfg).init_note
+    assert note is not None and note.endswith("each known class's row kept: upos; heads trained from fresh weights: feats")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from spandep.data.sentence import Sentence
+from spandep.data.vocab import kept_first
 from spandep.encoders import ENCODERS
 from spandep.models.base import Parse, Parser
 from spandep.models.heads import HEADS
@@ -28,18 +29,27 @@ __all__ = ["ENCODER_ASSETS", "PARSERS", "Parse", "Parser", "build_model", "confi
 
 
 def config_from_data(
-    settings: dict[str, Any], train: Sequence[Sentence], treebanks: Mapping[str, Sequence[Sentence]] | None = None
+    settings: dict[str, Any], train: Sequence[Sentence], treebanks: Mapping[str, Sequence[Sentence]] | None = None,
+    first: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A model config (``model`` and ``encoder`` tables, as a saved model has them) from a training config's
     ``[encoder]``, ``[model]``, ``[heads.NAME]`` and ``[inference]`` tables (defaults filled) and the training data;
     ``treebanks``: for a model of several treebanks, each one's training sentences (``train`` is all of them) and
-    ``[model] treebank_dim`` the width of their embedding (``models/treebanks.py``)."""
+    ``[model] treebank_dim`` the width of their embedding (``models/treebanks.py``); ``first``: a trained model's
+    ``model`` table, whose relation labels and head classes keep their ids where the data has them (a run that
+    starts from that model, ``[training] init``: ``data.vocab.kept_first``)."""
     encoder = dict(settings["encoder"])
     model = dict(settings["model"])
     encoder_type, model_type = encoder.pop("type"), model.pop("type")
     treebank_dim = model.pop("treebank_dim", 0)
     model_config = PARSERS.get(model_type).config_from_data(model, train)
-    model_config["heads"] = {name: HEADS.get(name).config_from_data(head, train) for name, head in settings["heads"].items()}
+    first = first or {}
+    model_config["labels"] = kept_first(model_config["labels"], first.get("labels", ()))
+    given = first.get("heads", {})
+    model_config["heads"] = {
+        name: HEADS.get(name).config_from_data(head, train, given[name]["tags"] if "tags" in given.get(name, {}) else ())
+        for name, head in settings["heads"].items()
+    }
     model_config["inference"] = dict(settings["inference"])
     if treebanks is not None:
         vocabularies = {LABELS: model_config["labels"]}

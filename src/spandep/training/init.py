@@ -8,28 +8,42 @@ model that has the same name and shape:
 
 - the encoder (its adapter too: the source is loaded unmerged) and the parser must be the source's exactly: a
   tensor missing or of another shape there, or another relation label set (the training data's), is an error;
+- the run numbers its relation labels and each head's classes as the source does where its data has them
+  (:func:`source_classes`; a training set rebuilt since, as the multilingual pool, orders them otherwise by
+  frequency); the relation labels must then be the source's exactly;
 - an output head is copied whole when the source has it with the same settings (classes, characters, sizes:
-  :func:`same_head`) and every tensor alike, and trained from fresh weights otherwise (a head rebuilt with characters
-  or a layer, another tag set): the run's log names them;
+  :func:`same_head`) and every tensor alike; when only its classes differ (a class gained or lost with the data) and
+  its class rows are its only weights that depend on them (``OutputHead.class_rows``), every other weight is copied
+  and each class the source knows keeps its row; otherwise it is trained from fresh weights (a head rebuilt with
+  characters or a layer): the run's log names both kinds;
 - a model of several treebanks starts a run over the same treebanks (names and embedding width; the classes each
   may give are the run's own, from its data), so a pool model can be trained further over a rebuilt pool;
 - the source's calibration and inference settings are not copied (a run tunes and calibrates its own model).
 
-A run that resumes from its checkpoint does not read the source at all: the checkpoint holds its weights.
+A run that resumes from its checkpoint reads only the source's config (its class order); the checkpoint holds its
+weights.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from spandep.errors import OptionError
 from spandep.models import Parser
-from spandep.models.heads import STATE_PREFIX
-from spandep.storage.model_io import load_model
+from spandep.models.heads import STATE_PREFIX, OutputHead
+from spandep.storage.model_io import load_model, read_model_config
 
 NOT_WEIGHTS = ("weight", "dropout", "lexicon", "feats_lexicon")  # head settings that leave the meaning of its weights as it is
+CLASSES = ("tags", "counts")  # head settings that change with its classes only
+
+
+def source_classes(folder: str | Path) -> dict[str, Any]:
+    """The trained model's ``model`` table, whose label and class order a run started from it keeps
+    (``models.config_from_data``'s ``first``)."""
+    return read_model_config(folder)["model"]
 
 
 def _head_of(key: str) -> str | None:
@@ -44,15 +58,45 @@ def _treebanks(model: Parser) -> tuple[list[str], int] | None:
     return None if model.treebanks is None else (model.treebanks.names, model.treebanks.dim)
 
 
-def same_head(mine: dict[str, object], theirs: dict[str, object]) -> bool:
+def same_head(mine: dict[str, object], theirs: dict[str, object], aside: tuple[str, ...] = ()) -> bool:
     """Whether two heads' saved configs give their weights the same meaning: the same classes, characters, writing
-    systems and sizes (the loss weight, dropout and a lemma head's lexicons aside)."""
-    return {k: v for k, v in mine.items() if k not in NOT_WEIGHTS} == {k: v for k, v in theirs.items() if k not in NOT_WEIGHTS}
+    systems and sizes (the loss weight, dropout and a lemma head's lexicons aside, and the settings ``aside``)."""
+    skip = NOT_WEIGHTS + aside
+    return {k: v for k, v in mine.items() if k not in skip} == {k: v for k, v in theirs.items() if k not in skip}
 
 
-def initialise(model: Parser, folder: str | Path, encoder_config: dict[str, object]) -> list[str]:
+def _head_weights(mine: OutputHead, theirs: OutputHead | None) -> tuple[dict[str, torch.Tensor], str | None]:
+    """The weights of head ``mine`` taken from the source's head ``theirs`` (keys of the head's own state dict) and
+    what the log says of it: ``None`` (copied whole), ``"fresh"`` (nothing taken) or ``"classes"`` (its class rows
+    mapped by class, every other weight copied)."""
+    own = mine.state_dict()
+    given = theirs.state_dict() if theirs is not None else {}
+    rows = set(mine.class_rows)
+    if theirs is None or any(key not in given for key in own):
+        return {}, "fresh"
+    same_shapes = all(given[key].shape == tensor.shape for key, tensor in own.items())
+    if same_head(mine.export_config(), theirs.export_config()) and same_shapes:
+        return {key: given[key] for key in own}, None
+    if not rows or not same_head(mine.export_config(), theirs.export_config(), CLASSES):
+        return {}, "fresh"
+    if any(given[key].shape != tensor.shape for key, tensor in own.items() if key not in rows):
+        return {}, "fresh"
+    index = {c: i for i, c in enumerate(type(theirs).class_names(theirs.export_config()))}
+    pairs = [(i, index[c]) for i, c in enumerate(type(mine).class_names(mine.export_config())) if c in index]
+    at = torch.tensor([i for i, _ in pairs], dtype=torch.long)  # (shared,)
+    source_at = torch.tensor([j for _, j in pairs], dtype=torch.long)  # (shared,)
+    taken = {key: given[key] for key in own if key not in rows}
+    for key in rows:
+        tensor = own[key].clone()  # (classes, ...) fresh rows for the classes the source lacks
+        tensor[at] = given[key][source_at]  # (shared, ...)
+        taken[key] = tensor
+    return taken, "classes"
+
+
+def initialise(model: Parser, folder: str | Path, encoder_config: dict[str, object]) -> dict[str, list[str]]:
     """Copy the weights of the trained model in ``folder`` into ``model`` (freshly built from a run's config, whose
-    ``[encoder]`` table is ``encoder_config``), as the module docstring says; the names of the heads left fresh."""
+    ``[encoder]`` table is ``encoder_config``), as the module docstring says; the names of the heads left fresh
+    (``"fresh"``) and of those whose class rows were mapped (``"classes"``)."""
     source = load_model(folder, merge_adapter=False)
     where = f"[training] init = {str(folder)!r}"
     theirs = source.config["encoder"]
@@ -66,19 +110,17 @@ def initialise(model: Parser, folder: str | Path, encoder_config: dict[str, obje
     if _treebanks(source) != _treebanks(model):
         raise OptionError(f"{where}: it was trained on other treebanks than this config names")
     given, own = source.state_dict(), model.state_dict()
-    fresh = {
-        name for name, head in model.heads.items()
-        if name not in source.heads or not same_head(head.export_config(), source.heads[name].export_config())
-    }
     for key, tensor in own.items():
-        head = _head_of(key)
-        if head is not None:
-            if key not in given or given[key].shape != tensor.shape:
-                fresh.add(head)
-        elif key not in given or given[key].shape != tensor.shape:
+        if _head_of(key) is None and (key not in given or given[key].shape != tensor.shape):
             shape = tuple(given[key].shape) if key in given else "none"
             raise OptionError(f"{where}: its weight {key} ({shape}) does not fit this config's ({tuple(tensor.shape)}); start from a model of the same encoder and parser settings")
-    copied = {key: given[key] for key in own if _head_of(key) not in fresh}
+    copied = {key: given[key] for key in own if _head_of(key) is None}
+    notes: dict[str, list[str]] = {"fresh": [], "classes": []}
     with torch.no_grad():
+        for name, head in model.heads.items():
+            weights, note = _head_weights(head, source.heads[name] if name in source.heads else None)
+            copied |= {f"{STATE_PREFIX}{name}.{key}": tensor for key, tensor in weights.items()}
+            if note:
+                notes[note].append(name)
         model.load_state_dict(copied, strict=False)
-    return sorted(fresh)
+    return notes

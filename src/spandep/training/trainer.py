@@ -47,7 +47,7 @@ from spandep.pipeline.predict import with_tree
 from spandep.training.averaging import WeightAverage
 from spandep.training.checkpoint import changed_settings, has_checkpoint, load_checkpoint, run_lock, save_checkpoint
 from spandep.training.config import check_resources
-from spandep.training.init import initialise
+from spandep.training.init import initialise, source_classes
 from spandep.training.treebanks import epoch_sentences, macro_scores, treebank_files
 
 log = logging.getLogger("spandep.train")
@@ -107,8 +107,9 @@ class Trainer:
         self.train = [s for part in trains.values() for s in part]
         self.device = resolve_device(tr["device"])
         several = trains if self.treebanks[0].name is not None else None
-        self.model = build_model(config_from_data(cfg, self.train, several)).to(self.device)  # type: ignore[arg-type]
-        resuming = has_checkpoint(self.out / "checkpoint")  # then its weights replace any others: no source to read
+        first = source_classes(tr["init"]) if tr["init"] else None  # the class ids of the model it starts from, resumed too
+        self.model = build_model(config_from_data(cfg, self.train, several, first)).to(self.device)  # type: ignore[arg-type]
+        resuming = has_checkpoint(self.out / "checkpoint")  # then its weights replace any others: no weights to read
         self.init_note = self._initialise(tr["init"]) if tr["init"] and not resuming else None
         names = [name for name, part in trains.items() for _ in part]
         self.train_feats = [self.model.training_features(s, name) for s, name in tqdm(list(zip(self.train, names)), desc="featurise train", leave=False)]
@@ -209,8 +210,13 @@ class Trainer:
     def _initialise(self, folder: str) -> str:
         """The model's weights copied from the trained model in ``folder`` (``[training] init``, training/init.py);
         the log line that says so."""
-        fresh = initialise(self.model, folder, self.cfg["encoder"])
-        return f"weights from {folder}" + (f"; heads trained from fresh weights: {', '.join(fresh)}" if fresh else "; every head too")
+        notes = initialise(self.model, folder, self.cfg["encoder"])
+        fresh, classes = notes["fresh"], notes["classes"]
+        return (
+            f"weights from {folder}"
+            + (f"; heads with other classes, each known class's row kept: {', '.join(classes)}" if classes else "")
+            + (f"; heads trained from fresh weights: {', '.join(fresh)}" if fresh else "" if classes else "; every head too")
+        )
 
     def _extra(self) -> dict[str, torch.Tensor]:
         """The checkpoint's tensors beyond the model and the optimiser: the weight averages, if any."""

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from spandep.data.sentence import Sentence
-from spandep.data.vocab import build_vocab
+from spandep.data.vocab import build_vocab, kept_first
 from spandep.models.heads.context import SentenceContext, WordChars, head_char_vocabulary
 from spandep.models.layers import MLP
 from spandep.models.treebanks import restrict
@@ -111,10 +111,12 @@ class OutputHead(nn.Module):
     config_defaults: ClassVar[dict[str, Any]] = {}
     weight: float = 1.0
     layer: int = 0  # a transformer layer whose output the head reads beside the word vectors (0: none; Parser.head_vectors)
+    class_rows: tuple[str, ...] = ()  # its tensors whose rows are its classes (class_names order) where no other weight depends on them (training/init.py)
 
     @classmethod
-    def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
-        """Constructor arguments from the ``[heads.NAME]`` settings (defaults filled) and the training data."""
+    def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence], first: Sequence[str] = ()) -> dict[str, Any]:
+        """Constructor arguments from the ``[heads.NAME]`` settings (defaults filled) and the training data; the
+        classes of ``first`` the data has are numbered first, in its order (``data.vocab.kept_first``)."""
         raise NotImplementedError
 
     @classmethod
@@ -176,6 +178,7 @@ class ClassifierHead(OutputHead):
     :attr:`reads` names them; a subclass offers them as settings)."""
 
     config_defaults = {"dropout": 0.33, "weight": 1.0, "casing": 0, "suffix": 0, "hidden": 0, "chars": 0, "context": 0, "layer": 0}
+    class_rows = ("out.weight", "out.bias")
 
     def __init__(
         self, n_in: int, tags: Sequence[str], dropout: float = 0.33, weight: float = 1.0, casing: int = 0, suffix: int = 0, hidden: int = 0,
@@ -218,9 +221,9 @@ class ClassifierHead(OutputHead):
         return (c for s in train for w in s.words if (c := cls.gold_class(w.form, getattr(w, cls.column))) != "_")
 
     @classmethod
-    def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
+    def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence], first: Sequence[str] = ()) -> dict[str, Any]:
         """The classes are every known class of the training data; ``ValueError`` when it has none."""
-        tags = build_vocab(cls._known(train))
+        tags = kept_first(build_vocab(cls._known(train)), first)
         if not tags:
             raise ValueError(
                 f"the training data has no {cls.column.upper()} column: leave out [heads.{cls.name}] "

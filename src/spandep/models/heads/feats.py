@@ -50,6 +50,7 @@ class FeatsTagger(ClassifierHead):
             bundles = [self.value(t, "") for t in self.tags]
             inventory = FeatureInventory(FeatureInventory.from_pairs(("", b) for b in bundles).values, by_upos or {})
             self.per_feature = PerFeature(self.out.in_features, inventory)
+            self.class_rows = ()  # the per-feature classifiers' values come from the bundles too
             self.counts = dict(zip(bundles, counts))
             self.register_buffer("targets", torch.tensor([inventory.targets(b) for b in bundles], dtype=torch.long), persistent=False)  # (tags, features)
             extra |= {"per_feature": per_feature, "min_count": min_count, "joint": joint, "counts": list(counts), "by_upos": by_upos or {}}
@@ -73,9 +74,9 @@ class FeatsTagger(ClassifierHead):
         return "_" if tag == NO_FEATURES else tag
 
     @classmethod
-    def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
+    def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence], first: Sequence[str] = ()) -> dict[str, Any]:
         """The bundles and, as the settings ask, the UPOS seen, each bundle's count and the feature–UPOS pairs."""
-        config = super().config_from_data(settings, train)
+        config = super().config_from_data(settings, train, first)
         words = [w for s in train for w in s.words if w.upos != "_"]
         if settings["upos_embed"]:
             config["upos_tags"] = sorted({w.upos for w in words})

@@ -171,10 +171,10 @@ class Lemmatizer(ClassifierHead):
         return "_" if value == "_" else induce_script(form, value).to_tag()
 
     @classmethod
-    def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence]) -> dict[str, Any]:
+    def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence], first: Sequence[str] = ()) -> dict[str, Any]:
         seen = sorted(set().union(*(writing_systems(w.form) for s in train for w in s.words)))
         lexicon = lemma_lexicon(train)
-        config = {**super().config_from_data(settings, train), "writing_systems": seen, "lexicon": lexicon, "feats_lexicon": lemma_feats_lexicon(train, lexicon)}
+        config = {**super().config_from_data(settings, train, first), "writing_systems": seen, "lexicon": lexicon, "feats_lexicon": lemma_feats_lexicon(train, lexicon)}
         for column in ("upos", "feats"):
             if settings[f"{column}_embed"]:
                 unknown = {"_"} if column == "upos" else set()  # in FEATS, "_" is a value: no features
