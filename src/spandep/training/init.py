@@ -14,7 +14,7 @@ model that has the same name and shape:
 - an output head is copied whole when the source has it with the same settings (classes, characters, sizes:
   :func:`same_head`) and every tensor alike; when only its classes differ (a class gained or lost with the data) and
   its class rows are its only weights that depend on them (``OutputHead.class_rows``), every other weight is copied
-  and each class the source knows keeps its row; otherwise it is trained from fresh weights (a head rebuilt with
+  and each class the source knows keeps its row (a new one starts as their average); otherwise it is trained from fresh weights (a head rebuilt with
   characters or a layer): the run's log names both kinds;
 - a model of several treebanks starts a run over the same treebanks (names and embedding width; the classes each
   may give are the run's own, from its data), so a pool model can be trained further over a rebuilt pool;
@@ -68,7 +68,9 @@ def same_head(mine: dict[str, object], theirs: dict[str, object], aside: tuple[s
 def _head_weights(mine: OutputHead, theirs: OutputHead | None) -> tuple[dict[str, torch.Tensor], str | None]:
     """The weights of head ``mine`` taken from the source's head ``theirs`` (keys of the head's own state dict) and
     what the log says of it: ``None`` (copied whole), ``"fresh"`` (nothing taken) or ``"classes"`` (its class rows
-    mapped by class, every other weight copied)."""
+    mapped by class, every other weight copied). A class the source lacks starts from the average of its rows, as
+    new word embeddings often do: a fresh random row would score near 0, far above every trained class (whose
+    logits a softmax over thousands of classes drives far below 0), and take every word's probability at first."""
     own = mine.state_dict()
     given = theirs.state_dict() if theirs is not None else {}
     rows = set(mine.class_rows)
@@ -87,7 +89,7 @@ def _head_weights(mine: OutputHead, theirs: OutputHead | None) -> tuple[dict[str
     source_at = torch.tensor([j for _, j in pairs], dtype=torch.long)  # (shared,)
     taken = {key: given[key] for key in own if key not in rows}
     for key in rows:
-        tensor = own[key].clone()  # (classes, ...) fresh rows for the classes the source lacks
+        tensor = given[key].mean(0, keepdim=True).expand_as(own[key]).clone()  # (classes, ...) a new class starts as the average known one
         tensor[at] = given[key][source_at]  # (shared, ...)
         taken[key] = tensor
     return taken, "classes"
