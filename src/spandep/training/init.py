@@ -14,8 +14,8 @@ model that has the same name and shape:
 - an output head is copied whole when the source has it with the same settings (classes, characters, sizes:
   :func:`same_head`) and every tensor alike; when only its classes differ (a class gained or lost with the data) and
   its class rows are its only weights that depend on them (``OutputHead.class_rows``), every other weight is copied
-  and each class the source knows keeps its row (a new one starts as their average); otherwise it is trained from fresh weights (a head rebuilt with
-  characters or a layer): the run's log names both kinds;
+  and each class the source knows keeps its row (a new one starts as their average); otherwise it is trained from
+  fresh weights (a head rebuilt with characters or a layer): the run's log names both kinds;
 - a model of several treebanks starts a run over the same treebanks (names and embedding width; the classes each
   may give are the run's own, from its data), so a pool model can be trained further over a rebuilt pool;
 - the source's calibration and inference settings are not copied (a run tunes and calibrates its own model).
