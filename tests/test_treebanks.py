@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
+from safetensors.torch import load_file
 from typer.testing import CliRunner
 
 import spandep
@@ -146,9 +147,12 @@ def test_export_replaces_one_treebanks_tokenizer(joint: Path, tmp_path: Path) ->
     shipped = tmp_path / "shipped"
     result = runner.invoke(app, ["export", str(joint / "model"), str(shipped), "--tokenizer", f"b={other}"])
     assert result.exit_code == 0, result.output
-    weights = {name: (shipped / "tokenizers" / name / "model.safetensors").read_bytes() for name in ("a", "b")}
-    assert weights["b"] == (other / "model.safetensors").read_bytes() != weights["a"]
-    assert weights["a"] == (joint / "model" / "tokenizers" / "a" / "model.safetensors").read_bytes()
+    weights = {name: load_file(str(shipped / "tokenizers" / name / "model.safetensors")) for name in ("a", "b")}
+    given = {"a": load_file(str(joint / "model" / "tokenizers" / "a" / "model.safetensors")), "b": load_file(str(other / "model.safetensors"))}
+    for name in ("a", "b"):  # each its own tokenizer's weights, in float16 (a compact copy)
+        assert weights[name].keys() == given[name].keys() and all(t.dtype != torch.float32 for t in weights[name].values())
+        assert all(torch.equal(weights[name][k], v.half() if v.is_floating_point() else v) for k, v in given[name].items())
+    assert not torch.equal(weights["a"]["out.weight"], weights["b"]["out.weight"])
     for wrong in (str(other), f"c={other}"):
         result = runner.invoke(app, ["export", str(joint / "model"), str(tmp_path / "no"), "--tokenizer", wrong])
         assert result.exit_code == 2 and "TREEBANK=FOLDER" in result.output and not (tmp_path / "no").exists()

@@ -56,6 +56,7 @@ FORMAT = "spandep-tokenizer"
 FORMAT_VERSION = 1
 WORDS_FILE = "words.json"
 DICTIONARY_FILE = "dictionary.txt.xz"
+WEIGHTS_FILE = "model.safetensors"
 _ATTACHING = np.array([name in ("Mn", "Mc", "Me", "Cf") for name in CLASSES])
 _ZWJ = re.compile("\u200d")
 _MODIFIER = re.compile(f"[{EMOJI_MODIFIERS}]")
@@ -226,7 +227,7 @@ class TrainedTokenizer(Tokenizer):
             "training": record,
         }
         tensors = {k: v.detach().contiguous() for k, v in self.net.state_dict().items()}
-        save_file(tensors, str(folder / "model.safetensors"))
+        save_file(tensors, str(folder / WEIGHTS_FILE))
         (folder / "mwt.json").write_text(json.dumps(self.lexicon.to_json(), ensure_ascii=False), encoding="utf-8")
         (folder / "config.json").write_text(json.dumps(config, ensure_ascii=False, indent=1), encoding="utf-8")
         if self.net.config.lexicon_lengths:
@@ -270,7 +271,7 @@ def load_tokenizer(path: str | Path, encoder_folder: Callable[[str], str] = loca
         precision = precision or config.get("encoder_precision", "float32")
         pieces = PieceVectors(net_config.encoder, encoder_folder(net_config.encoder), net_config.encoder_layers, precision) if net_config.encoder else None
         net = CharTagger(len(vocab), net_config, pieces.width if pieces else 0)
-        net.load_state_dict(load_file(str(folder / "model.safetensors")))
+        net.load_state_dict(load_file(str(folder / WEIGHTS_FILE)))
         lexicon = MwtLexicon.from_json(json.loads((folder / "mwt.json").read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, RuntimeError, EOFError, lzma.LZMAError) as exc:
         raise ModelError(f"cannot load the tokenizer in {folder}: {exc}") from None
