@@ -5,6 +5,7 @@ tiny model with all of them that trains, saves, loads and parses."""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,9 +17,9 @@ from hypothesis import strategies as st
 from conftest import DEV, TINY_SPAN, write_config
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Token
-from spandep.errors import InputFormatError
+from spandep.errors import InputFormatError, ModelError
 from spandep.models.heads.features import ABSENT, FeatureInventory, PerFeature, combine, join_bundle, split_bundle
-from spandep.storage.model_io import load_model
+from spandep.storage.model_io import HEAD_TABLES, load_model, read_model_config, save_calibration
 from spandep.training.config import load_config
 from spandep.training.trainer import Trainer
 
@@ -147,3 +148,33 @@ def test_a_head_conditioned_on_a_missing_column_is_a_config_error(tmp_path, head
 def test_select_takes_las_or_las_mlas(tmp_path):
     with pytest.raises(InputFormatError, match="select must be 'las' or 'las\\+mlas'"):
         load_config(morph_config(tmp_path, "bad", "", select="mlas"))
+
+
+def test_the_lemma_lexicons_are_stored_apart_compressed_and_read_back(morph_model, tmp_path):
+    trainer, folder = morph_model
+    raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    assert raw["format_version"] == 3 and (folder / HEAD_TABLES).is_file()
+    assert not {"lexicon", "feats_lexicon"} & set(raw["model"]["heads"]["lemma"])  # not in config.json itself
+    lexicon = trainer.model.heads["lemma"].export_config()["lexicon"]
+    assert lexicon and read_model_config(folder)["model"]["heads"]["lemma"]["lexicon"] == lexicon
+    assert load_model(folder).heads["lemma"].export_config()["lexicon"] == lexicon
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    save_calibration(copy, load_model(copy).calibration)  # a config rewritten keeps the tables apart
+    assert not {"lexicon", "feats_lexicon"} & set(json.loads((copy / "config.json").read_text())["model"]["heads"]["lemma"])
+    assert read_model_config(copy)["model"]["heads"]["lemma"]["lexicon"] == lexicon
+    (copy / HEAD_TABLES).write_bytes(b"not xz")
+    with pytest.raises(ModelError, match=HEAD_TABLES):
+        load_model(copy)
+    inline = tmp_path / "inline"  # a format-2 folder, its tables in config.json, loads as before
+    shutil.copytree(folder, inline)
+    (inline / HEAD_TABLES).unlink()
+    full = {**raw, "format_version": 2}
+    full["model"]["heads"]["lemma"] |= read_model_config(folder)["model"]["heads"]["lemma"]
+    (inline / "config.json").write_text(json.dumps(full), encoding="utf-8")
+    assert load_model(inline).heads["lemma"].export_config()["lexicon"] == lexicon
+
+
+def test_a_model_without_tables_stays_format_2(tiny_models):
+    assert json.loads((tiny_models["span"] / "config.json").read_text())["format_version"] == 2
+    assert not (tiny_models["span"] / HEAD_TABLES).exists()

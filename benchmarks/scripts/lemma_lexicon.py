@@ -4,21 +4,20 @@
 
 The lexicon (``models/heads/lemma.lemma_lexicon``: UPOS → form → the lemma the pair had most often in TRAIN) and the
 table keyed by features (``lemma_feats_lexicon``: UPOS → FEATS → form → the triple's lemma where it is not the
-pair's) are written into MODEL's ``config.json`` (``model.heads.lemma.lexicon`` and ``feats_lexicon``,
-atomically); the weights are not touched. A model trained now gets both from ``spandep train`` itself. TRAIN must
-be the data the model's lemma head was trained on: the script says whether the lexicon it builds is the one the
-folder had.
+pair's) are written into MODEL's config (``model.heads.lemma.lexicon`` and ``feats_lexicon``, atomically, as
+``storage.model_io.write_model_config`` stores them); the weights are not touched. A model trained now gets both
+from ``spandep train`` itself. TRAIN must be the data the model's lemma head was trained on: the script says whether
+the lexicon it builds is the one the folder had.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from benchmarks.suite.record import write_json
 from spandep.data.conllu import read_conllu
 from spandep.models.heads.lemma import lemma_feats_lexicon, lemma_lexicon
+from spandep.storage.model_io import read_model_config, write_model_config
 
 
 def main() -> None:
@@ -27,7 +26,7 @@ def main() -> None:
     ap.add_argument("train", type=Path)
     args = ap.parse_args()
     path = args.model / "config.json"
-    config = json.loads(path.read_text(encoding="utf-8"))
+    config = read_model_config(args.model)
     heads = config["model"].get("heads", {})
     if "lemma" not in heads:
         raise SystemExit(f"{args.model}: the model has no lemma head")
@@ -36,7 +35,7 @@ def main() -> None:
     before = heads["lemma"].get("lexicon")
     feats_lexicon = lemma_feats_lexicon(train, lexicon)
     heads["lemma"]["lexicon"], heads["lemma"]["feats_lexicon"] = lexicon, feats_lexicon
-    write_json(path, config)
+    write_model_config(args.model, config)
     pairs = sum(map(len, lexicon.values()))
     triples = sum(len(forms) for bundles in feats_lexicon.values() for forms in bundles.values())
     same = "none before" if before is None else ("the same as before" if before == lexicon else "NOT the one the folder had")

@@ -1,7 +1,7 @@
 """Trained tokenizers stored in float16, as a compact export ships them, against their float32 weights, on dev.
 
     python -m benchmarks.scripts.tokenizer_float16 de_gsd=runs/tokenizers/de_gsd/tokenizer zh_gsd=... \\
-        --out benchmarks/results/tokenizer/float16.json
+        --out benchmarks/results/tokenizer/float16__dev.json
 
 Each ``TREEBANK=FOLDER`` (a trained tokenizer of a treebank that ``tokenizer_scores`` knows) is loaded as saved and
 with its floating-point weights rounded to float16 and back (``spandep.storage.model_io``'s compact copy), tokenizes

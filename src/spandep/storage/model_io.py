@@ -1,12 +1,14 @@
 """Saving and loading parser models: a folder with ``config.json``, ``model.safetensors`` and encoder assets.
 
-No pickles: weights are safetensors, everything else is JSON. ``format_version`` guards against loading a
-folder written by an incompatible release; folders of format 1 are read through :func:`upgrade_v1`.
+No pickles: weights are safetensors, everything else is JSON (the output heads' large tables xz-compressed, format
+3: :func:`write_model_config`). ``format_version`` guards against loading a folder written by an incompatible
+release; folders of format 1 are read through :func:`upgrade_v1`.
 """
 
 from __future__ import annotations
 
 import json
+import lzma
 import os
 import shutil
 from pathlib import Path
@@ -22,6 +24,7 @@ from spandep.data.output import relative_paths, sibling_folder, usual_permission
 from spandep.errors import ModelError, OptionError
 from spandep.options import InferenceOptions
 from spandep.models import ENCODER_ASSETS, PARSERS, Parser, build_model
+from spandep.models.heads import HEADS
 from spandep.models.confidence import Calibration
 from spandep.storage.catalogue import ModelChoice, default_model, model_choice
 from spandep.tokenization.text import TOKENIZER_FOLDER, tokenizer_folder
@@ -31,7 +34,10 @@ from spandep.storage.kernels import bound_kernel_cache
 from spandep.storage.int8 import ALL_MIN_ELEMENTS, Int8Scope, dequantize, dynamic_int8, quantize
 from spandep.registry import UnknownNameError
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: format 2 with the output heads' large tables in HEAD_TABLES (written only where a head has one)
+CURRENT = (2, FORMAT_VERSION)  # the formats whose folders are written again as they are (2: every table in config.json)
+WEIGHTS_FORMAT = 2  # model.safetensors as formats 2 and 3 store it
+HEAD_TABLES = "heads.json.xz"  # each head's settings it stores apart (OutputHead.stored_apart), xz-compressed JSON
 CHOICE_FILE = "inference_choice.json"  # beside a model whose settings were chosen on dev: what was chosen, and how
 
 
@@ -119,7 +125,7 @@ def save_model(
                     if isinstance(m, torch.nn.Linear) and id(m.weight) in pretrained
                 }
                 state, config["compact"]["int8"] = quantize(state, linear)
-        save_file(state, str(tmp / "model.safetensors"), metadata={"format_version": str(FORMAT_VERSION)})
+        save_file(state, str(tmp / "model.safetensors"), metadata={"format_version": str(WEIGHTS_FORMAT)})
         if not compact:  # a compact model takes its tokenizers from the base packages
             save_assets = getattr(model.encoder, "save_assets", None)
             if save_assets is not None:
@@ -132,7 +138,7 @@ def save_model(
             _copy_tokenizer(tokenizer, tmp / TOKENIZER_FOLDER, compact)
         for name, folder in (treebank_tokenizers or own_tokenizers(directory)).items():
             _copy_tokenizer(folder, tokenizer_folder(tmp, name), compact)
-        (tmp / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_model_config(tmp, config)
         usual_permissions(tmp)
         old = directory.with_name(directory.name + ".old")
         if directory.exists():
@@ -193,10 +199,30 @@ def _set_model_entry(directory: str | Path, key: str, value: Any) -> None:
     """Replace ``config.json``'s ``model[key]`` in a format-2 model folder."""
     directory = Path(directory)
     config = read_model_config(directory)
-    if config["format_version"] != FORMAT_VERSION:
+    if config["format_version"] not in CURRENT:
         raise ModelError(f"{directory}: a format-{config['format_version']} folder; save it again with this spandep first")
     config["model"][key] = value
-    _write_json(directory / "config.json", config)
+    write_model_config(directory, config)
+
+
+def write_model_config(directory: Path, config: dict[str, Any]) -> None:
+    """Write a model folder's ``config.json`` (atomically) with each output head's settings that it stores apart
+    (``OutputHead.stored_apart``: a lemma head's lexicons, 19 MB of a pool model's JSON) taken out into
+    ``HEAD_TABLES``, xz-compressed (a tenth of the bytes; format 3); a config with none stays format 2, as a spandep
+    before these tables reads it."""
+    heads = config["model"].get("heads") or {}
+    tables = {name: {k: head[k] for k in HEADS.get(name).stored_apart if k in head} for name, head in heads.items()}
+    tables = {name: table for name, table in tables.items() if table}
+    kept = {name: {k: v for k, v in head.items() if k not in tables.get(name, {})} for name, head in heads.items()}
+    written = {**config, "format_version": FORMAT_VERSION if tables else 2, "model": {**config["model"], **({"heads": kept} if heads else {})}}
+    if tables:
+        tmp = directory / f".{HEAD_TABLES}.tmp"
+        with lzma.open(tmp, "wt", encoding="utf-8") as f:
+            json.dump(tables, f, ensure_ascii=False, separators=(",", ":"))
+        os.replace(tmp, directory / HEAD_TABLES)
+    else:
+        (directory / HEAD_TABLES).unlink(missing_ok=True)
+    _write_json(directory / "config.json", written)
 
 
 def resolve_device(name: str) -> torch.device:
@@ -223,11 +249,22 @@ def read_model_config(directory: str | Path) -> dict[str, Any]:
         config = json.loads(cfg_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ModelError(f"{cfg_path}: unreadable JSON ({exc})") from exc
-    if config.get("format_version") not in (1, FORMAT_VERSION):
+    if config.get("format_version") not in (1, *CURRENT):
         raise ModelError(
             f"{directory}: model format {config.get('format_version')} but this spandep {__version__} reads "
-            f"formats 1 and {FORMAT_VERSION}; use the spandep release that trained it"
+            f"formats 1 to {FORMAT_VERSION}; use the spandep release that trained it"
         )
+    if config["format_version"] == FORMAT_VERSION:  # written so only with tables: a folder without them is damaged
+        try:
+            with lzma.open(directory / HEAD_TABLES, "rt", encoding="utf-8") as f:
+                tables = json.load(f)
+        except (OSError, EOFError, lzma.LZMAError, json.JSONDecodeError) as exc:
+            raise ModelError(f"{directory}/{HEAD_TABLES}: cannot read the output heads' tables ({_first_line(exc)}); copy the folder again") from None
+        heads = config["model"].get("heads") or {}
+        for name, table in tables.items():
+            if name not in heads:
+                raise ModelError(f"{directory}/{HEAD_TABLES}: a table of the head {name!r}, which config.json lacks; copy the folder again")
+            heads[name].update(table)
     return config
 
 

@@ -49,7 +49,7 @@ from spandep.models.heads import HEADS, IGNORE
 from spandep.models.heads import STATE_PREFIX as PREFIX
 from spandep.options import InferenceOptions
 from spandep.storage.int8 import ALL_MIN_ELEMENTS, MIN_ELEMENTS, SCALE_SUFFIX, dequantize, quantize
-from spandep.storage.model_io import FORMAT_VERSION, load_model, read_model_config
+from spandep.storage.model_io import CURRENT, load_model, read_model_config, write_model_config
 from spandep.training.checkpoint import changed_settings, has_checkpoint, load_checkpoint, run_lock, save_checkpoint
 from spandep.training.trainer import read_treebank, seed_everything
 
@@ -144,7 +144,7 @@ class HeadsTrainer:
             torch.set_num_threads(settings.threads)
         seed_everything(settings.seed)
         self.config = read_model_config(self.folder)
-        if self.config["format_version"] != FORMAT_VERSION:
+        if self.config["format_version"] not in CURRENT:
             raise ModelError(f"{self.folder}: a format-{self.config['format_version']} folder; save it again with this spandep first (spandep export)")
         self.model = load_model(self.folder)
         if self.model.treebanks is not None:
@@ -330,7 +330,7 @@ class HeadsTrainer:
                 **self.config, "model": {**self.config["model"], "heads": heads}, **self._compact(tensors),
                 "training": {**training, "heads_finetune": relative_paths(record | ({"input": training["heads_finetune"]} if "heads_finetune" in training else {}))},
             }
-            (tmp / "config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            write_model_config(tmp, config)
             usual_permissions(tmp)
             shutil.rmtree(final, ignore_errors=True)
             os.replace(tmp, final)

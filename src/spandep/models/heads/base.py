@@ -111,6 +111,7 @@ class OutputHead(nn.Module):
     config_defaults: ClassVar[dict[str, Any]] = {}
     weight: float = 1.0
     layer: int = 0  # a transformer layer whose output the head reads beside the word vectors (0: none; Parser.head_vectors)
+    stored_apart: ClassVar[tuple[str, ...]] = ()  # its settings a model folder keeps compressed, apart from config.json (storage/model_io.py)
     class_rows: tuple[str, ...] = ()  # its tensors whose rows are its classes (class_names order) where no other weight depends on them (training/init.py)
 
     @classmethod

@@ -141,6 +141,7 @@ class Lemmatizer(ClassifierHead):
     name = "lemma"
     column = "lemma"
     config_defaults = {**ClassifierHead.config_defaults, "upos_embed": 0, "feats_embed": 0}
+    stored_apart = ("lexicon", "feats_lexicon")  # tables of the training words, megabytes of JSON in a pool model
 
     def __init__(
         self, n_in: int, tags: Sequence[str], writing_systems: Sequence[str] = (), lexicon: dict[str, dict[str, str]] | None = None,
