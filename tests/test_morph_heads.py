@@ -178,3 +178,15 @@ def test_the_lemma_lexicons_are_stored_apart_compressed_and_read_back(morph_mode
 def test_a_model_without_tables_stays_format_2(tiny_models):
     assert json.loads((tiny_models["span"] / "config.json").read_text())["format_version"] == 2
     assert not (tiny_models["span"] / HEAD_TABLES).exists()
+
+
+def test_calibrating_a_format_2_folder_keeps_its_layout(morph_model, tmp_path):
+    _, folder = morph_model
+    inline = tmp_path / "inline"
+    shutil.copytree(folder, inline)
+    config = read_model_config(folder)
+    (inline / HEAD_TABLES).unlink()
+    (inline / "config.json").write_text(json.dumps({**config, "format_version": 2}), encoding="utf-8")
+    save_calibration(inline, load_model(inline).calibration)
+    assert json.loads((inline / "config.json").read_text())["format_version"] == 2 and not (inline / HEAD_TABLES).exists()
+    assert read_model_config(inline)["model"]["heads"]["lemma"]["lexicon"] == config["model"]["heads"]["lemma"]["lexicon"]

@@ -202,27 +202,27 @@ def _set_model_entry(directory: str | Path, key: str, value: Any) -> None:
     if config["format_version"] not in CURRENT:
         raise ModelError(f"{directory}: a format-{config['format_version']} folder; save it again with this spandep first")
     config["model"][key] = value
-    write_model_config(directory, config)
+    write_model_config(directory, config, apart=config["format_version"] == FORMAT_VERSION)  # the folder's layout kept
 
 
-def write_model_config(directory: Path, config: dict[str, Any]) -> None:
+def write_model_config(directory: Path, config: dict[str, Any], apart: bool = True) -> None:
     """Write a model folder's ``config.json`` (atomically) with each output head's settings that it stores apart
     (``OutputHead.stored_apart``: a lemma head's lexicons, 19 MB of a pool model's JSON) taken out into
-    ``HEAD_TABLES``, xz-compressed (a tenth of the bytes; format 3); a config with none stays format 2, as a spandep
-    before these tables reads it."""
+    ``HEAD_TABLES``, xz-compressed (a tenth of the bytes; format 3); a config with none, or ``apart`` false, is
+    written whole as format 2, as a spandep before these tables reads it."""
     heads = config["model"].get("heads") or {}
-    tables = {name: {k: head[k] for k in HEADS.get(name).stored_apart if k in head} for name, head in heads.items()}
+    tables = {name: {k: head[k] for k in HEADS.get(name).stored_apart if k in head} for name, head in heads.items() if apart}
     tables = {name: table for name, table in tables.items() if table}
     kept = {name: {k: v for k, v in head.items() if k not in tables.get(name, {})} for name, head in heads.items()}
     written = {**config, "format_version": FORMAT_VERSION if tables else 2, "model": {**config["model"], **({"heads": kept} if heads else {})}}
-    if tables:
+    if tables:  # the tables first, then the config that says they are there
         tmp = directory / f".{HEAD_TABLES}.tmp"
         with lzma.open(tmp, "wt", encoding="utf-8") as f:
             json.dump(tables, f, ensure_ascii=False, separators=(",", ":"))
         os.replace(tmp, directory / HEAD_TABLES)
-    else:
-        (directory / HEAD_TABLES).unlink(missing_ok=True)
     _write_json(directory / "config.json", written)
+    if not tables:
+        (directory / HEAD_TABLES).unlink(missing_ok=True)
 
 
 def resolve_device(name: str) -> torch.device:
