@@ -4,7 +4,7 @@
         --out benchmarks/results/tokenizer/float16__dev.json
 
 Each ``TREEBANK=FOLDER`` (a trained tokenizer of a treebank that ``tokenizer_scores`` knows) is loaded as saved and
-with its floating-point weights rounded to float16 and back (``spandep.storage.model_io``'s compact copy), tokenizes
+as a compact export copies it (``spandep.storage.model_io.copy_tokenizer``: float16 weights); each tokenizes
 the raw text of the treebank's dev split (``tokenizer_scores.score_split``: the text the trainer learns from), and is
 scored by the official CoNLL 2018 scorer; ``same_output`` says whether the two wrote the same sentences and words.
 """
@@ -13,19 +13,18 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import load_file, save_file
 
 from benchmarks.scripts.tokenizer_scores import METRICS, TREEBANKS, score_split, split_file
 from benchmarks.suite.record import checkout, machine, portable_path, write_json
 from benchmarks.suite.systems import DATA
 from spandep.encoders.bases import resolve_model_path
+from spandep.storage.model_io import copy_tokenizer
 from spandep.tokenization.corpus import raw_text, read_paragraphs
 from spandep.tokenization.trained import WEIGHTS_FILE, load_tokenizer
 
@@ -34,9 +33,7 @@ def compare(folder: Path, gold: Path) -> dict[str, Any]:
     """The tokenizer in ``folder`` as saved and in float16, each scored on ``gold``'s raw text."""
     with tempfile.TemporaryDirectory() as tmp:
         half = Path(tmp) / "tokenizer"
-        shutil.copytree(folder, half)
-        state = load_file(str(half / WEIGHTS_FILE))
-        save_file({k: v.half() if v.is_floating_point() else v for k, v in state.items()}, str(half / WEIGHTS_FILE))
+        copy_tokenizer(folder, half, compact=True)  # as a compact export copies it
         tokenizers = {"float32": load_tokenizer(folder, resolve_model_path), "float16": load_tokenizer(half, resolve_model_path)}
         text = raw_text(read_paragraphs(gold))
         outputs = {name: [s.forms for s in t.tokenize(text)] for name, t in tokenizers.items()}

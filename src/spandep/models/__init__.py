@@ -47,7 +47,7 @@ def config_from_data(
     model_config["labels"] = kept_first(model_config["labels"], first.get("labels", ()))
     given = first.get("heads", {})
     model_config["heads"] = {
-        name: HEADS.get(name).config_from_data(head, train, given[name]["tags"] if "tags" in given.get(name, {}) else ())
+        name: HEADS.get(name).config_from_data(head, train, given.get(name, {}).get("tags", ()))
         for name, head in settings["heads"].items()
     }
     model_config["inference"] = dict(settings["inference"])

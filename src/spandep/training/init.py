@@ -73,18 +73,17 @@ def _head_weights(mine: OutputHead, theirs: OutputHead | None) -> tuple[dict[str
     logits a softmax over thousands of classes drives far below 0), and take every word's probability at first."""
     own = mine.state_dict()
     given = theirs.state_dict() if theirs is not None else {}
-    rows = set(mine.class_rows)
     if theirs is None or any(key not in given for key in own):
         return {}, "fresh"
-    same_shapes = all(given[key].shape == tensor.shape for key, tensor in own.items())
-    if same_head(mine.export_config(), theirs.export_config()) and same_shapes:
+    rows, settings, source_settings = set(mine.class_rows), mine.export_config(), theirs.export_config()
+    if same_head(settings, source_settings) and all(given[key].shape == tensor.shape for key, tensor in own.items()):
         return {key: given[key] for key in own}, None
-    if not rows or not same_head(mine.export_config(), theirs.export_config(), CLASSES):
+    if not rows or not same_head(settings, source_settings, CLASSES):
         return {}, "fresh"
     if any(given[key].shape != tensor.shape for key, tensor in own.items() if key not in rows):
         return {}, "fresh"
-    index = {c: i for i, c in enumerate(type(theirs).class_names(theirs.export_config()))}
-    pairs = [(i, index[c]) for i, c in enumerate(type(mine).class_names(mine.export_config())) if c in index]
+    index = {c: i for i, c in enumerate(type(theirs).class_names(source_settings))}
+    pairs = [(i, index[c]) for i, c in enumerate(type(mine).class_names(settings)) if c in index]
     at = torch.tensor([i for i, _ in pairs], dtype=torch.long)  # (shared,)
     source_at = torch.tensor([j for _, j in pairs], dtype=torch.long)  # (shared,)
     taken = {key: given[key] for key in own if key not in rows}
