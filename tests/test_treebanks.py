@@ -133,6 +133,28 @@ def test_each_treebank_is_calibrated_on_its_own_dev(joint: Path, tmp_path: Path)
     assert probs("b") == before["b"] and probs("a") != before["a"]  # b keeps the model's own (the identity here)
 
 
+def test_the_calibration_table_fits_and_measures_a_shipped_names_own_treebank(
+    joint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from benchmarks.scripts import calibration_table
+    from benchmarks.suite.systems import Dataset
+
+    shutil.copytree(joint / "model", tmp_path / "model")
+    line = {"folder": str(tmp_path / "model"), "language": "B", "treebank": "UD_B", "model_treebank": "b", "code": "xx_b"}
+    path = tmp_path / "catalogue.json"
+    path.write_text(json.dumps({"default": "bb", "models": {"bb": line}}), encoding="utf-8")
+    monkeypatch.setattr(catalogue, "CATALOGUE_FILE", path)
+    monkeypatch.setattr(calibration_table, "OUT", tmp_path / "results")
+    monkeypatch.setattr(calibration_table, "dataset", lambda name, pool: Dataset(TRAIN, DEV, DEV) if name == "xx_b" else None)
+    calibration_table.calibrate("bb")  # spandep calibrate MODEL DEV --treebank b --write
+    calibration_table.measure(["bb"])
+    saved = load_model(tmp_path / "model").calibration.to_dict()
+    dev, test = (json.loads((tmp_path / "results" / f"bb{end}.json").read_text()) for end in (".dev", ""))
+    assert dev["treebank"] == "b" and list(saved["treebanks"]) == ["b"] and dev["calibration"] == saved["treebanks"]["b"]
+    assert test["treebank"] == "xx_b" and test["calibration"] == saved["treebanks"]["b"] != saved | {"treebanks": {}}
+    assert test["words"] == sum(len(s.words) for s in read_conllu(DEV))
+
+
 def test_a_compact_export_carries_the_treebanks_and_their_tokenizers(joint: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["export", str(joint / "model"), str(tmp_path / "shipped")])
     assert result.exit_code == 0, result.output

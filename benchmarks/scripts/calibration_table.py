@@ -5,9 +5,11 @@
     .venv/bin/python -m benchmarks.scripts.calibration_table table --doc BENCHMARKS.md
     .venv/bin/python -m benchmarks.scripts.calibration_table plot en fr ru --out docs/reliability-shipped-test.png
 
-``calibrate NAME`` runs ``spandep calibrate`` on the dev split of the catalogue model's treebank (``DATASETS`` of
-``benchmarks.suite.systems``) with ``--write`` and keeps its report, stamped, as
-``results/calibration/<name>.dev.json``; ``measure NAME`` parses the test split with one torch thread and writes
+``calibrate NAME`` runs ``spandep calibrate`` on the dev split of the catalogue model's treebank (the suite's
+``DATASETS``, else the multilingual pool's treebank: ``benchmarks.suite.raw_text.dataset``) with ``--write`` (and
+``--treebank`` for a line of a model of several treebanks: that treebank's own calibration) and keeps its report,
+stamped, as ``results/calibration/<name>.dev.json``; ``measure NAME ...`` parses the test split (a UD v1 one read with
+v2 relations) with one torch thread, a folder shared by several names loaded once, and writes
 ``results/calibration/<name>.json`` (schema ``spandep-calibration/1``: the command, the machine, the checkout, the
 saved calibration, the figures of ``WordScores.report`` and the reliability bins before and after); ``table``
 renders both per model (``--doc``: between ``<!-- calibration:begin -->`` and ``<!-- calibration:end -->``);
@@ -24,9 +26,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from benchmarks.suite.raw_text import dataset, gold_sentences
 from benchmarks.suite.record import portable_path, stamp, write_json
 from benchmarks.suite.report import print_or_replace
-from benchmarks.suite.systems import DATASETS, REPO, RESULTS
+from benchmarks.suite.systems import REPO, RESULTS
 from spandep.storage.catalogue import ShippedModel, read_catalogue
 
 OUT = RESULTS / "calibration"
@@ -53,41 +56,44 @@ def command_line() -> str:
 def calibrate(name: str) -> None:
     """``spandep calibrate`` on the model's dev split with ``--write``, its report kept."""
     model = model_named(name)
-    dev = DATASETS[str(model.code)].dev
+    dev = dataset(str(model.code), None).dev
     run = [sys.executable, "-m", "spandep", "calibrate", portable_path(model.folder), portable_path(dev), "--threads", "1", "--write"]
+    run += ["--treebank", model.model_treebank] if model.model_treebank else []
     done = subprocess.run(run, cwd=REPO, capture_output=True, text=True, check=True)
     report = json.loads(done.stdout.splitlines()[0])
     path = OUT / f"{name}.dev.json"
     write_json(path, stamp(report, SCHEMA, "python -m spandep " + shlex.join(run[3:])))
-    print(f"wrote {path.relative_to(REPO)}: dev head ECE {report['head_ece_raw']} → {report['head_ece_fitted']} % ({report['kind']})")
+    print(f"wrote {portable_path(path)}: dev head ECE {report['head_ece_raw']} → {report['head_ece_fitted']} % ({report['kind']})")
 
 
-def measure(name: str) -> None:
-    """The test figures of the model with its saved calibration (one torch thread)."""
+def measure(names: list[str]) -> None:
+    """The test figures of each model with its saved calibration (one torch thread; a folder loaded once)."""
     import torch
 
     from spandep.api import ModelSpec
-    from spandep.data.conllu import read_conllu
     from spandep.evaluation.calibration import WordScores, reliability
     from spandep.pipeline.long import parse_sentences
 
     torch.set_num_threads(1)
-    model = model_named(name)
-    test = DATASETS[str(model.code)].test
-    spec = ModelSpec.resolve(name, threads=1)
-    parser = spec.load_model()
-    gold = list(read_conllu(test))
-    words = WordScores.read(gold, parse_sentences(parser, gold, spec.options), parser.calibration)
-    bins = {key: reliability(p, words.head_right) for key, p in (("raw", words.raw), ("calibrated", words.saved))}
-    result = {
-        "model": name, "folder": portable_path(model.folder), "treebank": model.code, "test": portable_path(test),
-        "calibration": parser.calibration.to_dict(), **words.report(),
-        "reliability": {key: {f: [None if x != x else round(float(x), 6) for x in getattr(r, f)] for f in ("counts", "confidence", "accuracy")}
-                        for key, r in bins.items()},
-    }
-    path = OUT / f"{name}.json"
-    write_json(path, stamp(result, SCHEMA, command_line()))
-    print(f"wrote {path.relative_to(REPO)}: test head ECE {result['head_ece_raw']} → {result['head_ece']} %")
+    loaded: dict[Path, Any] = {}
+    for name in names:
+        model = model_named(name)
+        data = dataset(str(model.code), None)
+        spec = ModelSpec.resolve(name, threads=1)
+        parser = loaded[spec.folder] = loaded.get(spec.folder) or spec.load_model()
+        calibration = parser.calibration.for_treebank(model.model_treebank)
+        gold = gold_sentences(data.test, data.v1_test)
+        words = WordScores.read(gold, parse_sentences(parser, gold, spec.options), calibration)
+        bins = {key: reliability(p, words.head_right) for key, p in (("raw", words.raw), ("calibrated", words.saved))}
+        result = {
+            "model": name, "folder": portable_path(model.folder), "treebank": model.code, "test": portable_path(data.test),
+            "calibration": calibration.to_dict(), **words.report(),
+            "reliability": {key: {f: [None if x != x else round(float(x), 6) for x in getattr(r, f)] for f in ("counts", "confidence", "accuracy")}
+                            for key, r in bins.items()},
+        }
+        path = OUT / f"{name}.json"
+        write_json(path, stamp(result, SCHEMA, command_line()))
+        print(f"wrote {portable_path(path)}: test head ECE {result['head_ece_raw']} → {result['head_ece']} %")
 
 
 def render() -> str:
@@ -131,8 +137,8 @@ def plot(names: list[str], out: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="step", required=True)
-    for step in ("calibrate", "measure"):
-        sub.add_parser(step).add_argument("name", help="a shipped model's name (spandep models)")
+    sub.add_parser("calibrate").add_argument("name", help="a shipped model's name (spandep models)")
+    sub.add_parser("measure").add_argument("names", nargs="+", help="shipped models' names (spandep models)")
     sub.add_parser("table").add_argument("--doc", type=Path, help=f"write the table between {BEGIN} and {END} of this file")
     drawing = sub.add_parser("plot")
     drawing.add_argument("names", nargs="+")
@@ -141,7 +147,7 @@ def main() -> None:
     if args.step == "calibrate":
         calibrate(args.name)
     elif args.step == "measure":
-        measure(args.name)
+        measure(args.names)
     elif args.step == "table":
         print_or_replace(render(), args.doc, BEGIN, END, "the calibration table")
     else:
