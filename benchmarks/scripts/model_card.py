@@ -3,12 +3,17 @@
     .venv/bin/python -m benchmarks.scripts.model_card benchmarks/results/en_ewt__span-minilm-default-dp.json \\
         src/spandep/resources/default_model
     .venv/bin/python -m benchmarks.scripts.model_card benchmarks/results/calibration/en.json src/spandep/resources/default_model
+    .venv/bin/python -m benchmarks.scripts.model_card benchmarks/results/languages/de_gsd__raw.json \
+        src/spandep/resources/multilingual --treebank de_gsd
 
 The result must be one of the model itself (its ``model`` or ``folder`` field names the folder): the card copies its
 test scores and parse speed with the machine, command, commit and date they were measured with, so no figure is
 typed by hand. A calibration result (``benchmarks/scripts/calibration_table.py measure``) sets the card's
 ``calibration`` (test head-probability ECE, distinct values per 1,000 words) and keeps the rest; a suite result
-keeps the card's ``calibration``.
+keeps the card's ``calibration`` and ``end_to_end``. An end-to-end result on test (``benchmarks.suite.raw_text``, ``--mode gold`` or
+raw text) sets the card's ``end_to_end[mode]``: the official CoNLL 2018 F1 of every metric, the treebank's UD release
+and training split (as the result records them, else as the pool's manifest does) and, from gold tokens, our
+own UAS / LAS, which ``spandep models`` shows for a card without a suite result (a treebank of the pool).
 """
 
 from __future__ import annotations
@@ -19,11 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.suite.record import write_json
-from benchmarks.suite.systems import REPO
+from benchmarks.suite.systems import REPO, pool_entries
 from spandep.storage.catalogue import card_file
 
 CARD_SCHEMA = "spandep-card/1"
 CALIBRATION_SCHEMA = "spandep-calibration/1"  # benchmarks/scripts/calibration_table.py
+RAW_TEXT_SCHEMA = "spandep-raw-text/1"  # benchmarks/suite/raw_text.py
+OFFICIAL = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "Lemmas", "UAS", "LAS", "CLAS", "MLAS", "BLEX")
 
 
 def card_from_result(result: dict[str, Any], source: str) -> dict[str, Any]:
@@ -55,6 +62,21 @@ def calibration_from_result(result: dict[str, Any], source: str) -> dict[str, An
     }
 
 
+def end_to_end_from_result(result: dict[str, Any], source: str) -> dict[str, Any]:
+    """The card's ``end_to_end[mode]`` from a ``spandep-raw-text/1`` result on test read from ``source``."""
+    if result.get("split") != "test":
+        raise SystemExit(f"{source}: a card's figures are of the test split, not {result.get('split')!r}")
+    ours = {key: round(result["ours"][key], 2) for key in ("UAS", "LAS", "UAS_nopunct", "LAS_nopunct")} if result["mode"] == "gold" else {}
+    pooled = pool_entries().get(result["treebank"], {})  # a suite treebank's result has no release: the pool's manifest
+    return {
+        "treebank": result["treebank"], "ud_release": result.get("ud_release", pooled.get("release")),
+        "train_split": result.get("train_split", pooled.get("train_split")),
+        "words": result["conll18"]["Words"]["gold"], "official_f1": {key: round(result["conll18"][key]["f1"], 2) for key in OFFICIAL},
+        **({"ours": ours} if ours else {}),
+        "source": {"result": source, "command": result["command"], "git_commit": result["git_commit"], "date": result["date"]},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("result", type=Path, help="benchmarks/results/<dataset>__<system>.json of the model")
@@ -66,13 +88,17 @@ def main() -> None:
     calibrated = result.get("schema") == CALIBRATION_SCHEMA
     if (REPO / result["folder" if calibrated else "model"]).resolve() != args.model.resolve():
         raise SystemExit(f"{args.result} measured {result['folder' if calibrated else 'model']}, not {args.model}")
+    if args.treebank and result.get("model_treebank", result.get("treebank")) != args.treebank:
+        raise SystemExit(f"{args.result} measured treebank {result.get('model_treebank', result.get('treebank'))}, not {args.treebank}")
     source = str(args.result.resolve().relative_to(REPO))
     path = args.model / card_file(args.treebank)
     old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     if calibrated:
         card = {**old, "calibration": calibration_from_result(result, source)}
+    elif result.get("schema") == RAW_TEXT_SCHEMA:
+        card = {"schema": CARD_SCHEMA, **old, "end_to_end": {**old.get("end_to_end", {}), result["mode"]: end_to_end_from_result(result, source)}}
     else:
-        card = {**card_from_result(result, source), **({"calibration": old["calibration"]} if "calibration" in old else {})}
+        card = {**card_from_result(result, source), **{key: old[key] for key in ("calibration", "end_to_end") if key in old}}
     write_json(path, card)
     print(f"wrote {path}")
 
