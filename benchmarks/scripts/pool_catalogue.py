@@ -1,0 +1,78 @@
+"""Write the catalogue lines of the multilingual model: one per treebank of the pool that has no model of its own.
+
+    .venv/bin/python -m benchmarks.scripts.pool_catalogue multilingual        # resources/multilingual, every treebank
+
+Each treebank of the pool's manifest (``benchmarks/results/multilingual_pool.json``) whose treebank no other
+catalogue line ships (en_ewt, fr_sequoia, ... keep their own models) gets one line in ``resources/catalogue.json``:
+named by its language's ISO 639-1 code where it is that language's default treebank (``de``; ``nb`` for
+no_bokmaal), else by the treebank (``es_gsd``), with ``folder`` the model folder, ``model_treebank`` and ``code`` the
+treebank, the language's English name (:mod:`spandep.data.languages`) and the UD repository the test split comes
+from (its ``SOURCE.txt`` beside the data; a UD v1 release named with its tag, as zh's line is). Lines of the folder
+written before are replaced, the others kept as they are, in their order; the new lines follow, by name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from benchmarks.suite.record import portable_path
+from benchmarks.suite.systems import REPO, pool_entries
+from spandep.data.languages import language, treebank_language
+from spandep.storage.catalogue import CATALOGUE_FILE
+
+
+def repository(source_test: str) -> str:
+    """The UD repository named by the ``SOURCE.txt`` beside a released test file (``UD_German-GSD``)."""
+    text = (REPO / source_test).parent.joinpath("SOURCE.txt").read_text(encoding="utf-8")
+    found = re.search(r"\bUD_[A-Za-z]+(?:-[A-Za-z0-9]+)*", text)
+    if found is None:
+        raise SystemExit(f"{source_test}: its SOURCE.txt names no UD repository")
+    return found.group(0)
+
+
+def pool_lines(folder: str, entries: dict[str, dict[str, Any]], shipped: set[str], trained: int) -> dict[str, dict[str, Any]]:
+    """The catalogue lines, by name, of the treebanks of ``entries`` not in ``shipped``, in model ``folder``."""
+    lines = {}
+    for treebank, entry in entries.items():
+        lang = treebank_language(treebank)
+        if treebank in shipped or lang is None:
+            continue
+        default = lang.treebank == treebank and language(lang.code) == lang
+        release = f" r{entry['release']}" if entry["ud_version"] == 1 and entry["release"] else ""
+        split = "its train split" if entry["train_split"] == "train" else "its dev split less a held-out part (no train split here)"
+        lines[lang.code if default else treebank] = {
+            "code": treebank, "folder": folder, "language": lang.name, "treebank": repository(entry["sources"]["test"]) + release,
+            "model_treebank": treebank,
+            "note": f"the multilingual model of {trained} treebanks, as {treebank}, trained on {split}; multilingual-e5-small "
+                    "with int8 weights (make models)",
+        }
+    return dict(sorted(lines.items()))
+
+
+def render(data: dict[str, Any]) -> str:
+    """The catalogue file as it is kept: one line per model."""
+    lines = [f"    {json.dumps(name, ensure_ascii=False)}: {json.dumps(line, ensure_ascii=False)}" for name, line in data["models"].items()]
+    return '{\n  "default": ' + json.dumps(data["default"]) + ',\n  "models": {\n' + ",\n".join(lines) + "\n  }\n}\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", help="the model folder under src/spandep/resources/")
+    args = ap.parse_args()
+    data = json.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))
+    kept = {name: line for name, line in data["models"].items() if line["folder"] != args.folder}
+    entries = pool_entries()
+    lines = pool_lines(args.folder, entries, {line.get("code") for line in kept.values()}, len(entries))
+    clash = set(lines) & set(kept)
+    if clash:
+        raise SystemExit(f"names taken by other lines: {', '.join(sorted(clash))}")
+    CATALOGUE_FILE.write_text(render({**data, "models": {**kept, **lines}}), encoding="utf-8")
+    print(f"wrote {len(lines)} lines of {args.folder} into {portable_path(CATALOGUE_FILE)}")
+
+
+if __name__ == "__main__":
+    main()
