@@ -91,6 +91,24 @@ def test_every_pool_treebank_is_scored_into_the_files_the_table_reads(pool, caps
     assert f"| {las} |" in languages_table.raw_line(by_name["sq_staf"], {})
 
 
+def test_a_compact_model_gets_its_tokenizers_in_float16_as_an_export_writes_them(pool, tmp_path):
+    from safetensors.torch import load_file
+
+    from spandep.tokenization.trained import WEIGHTS_FILE as TOKENIZER_WEIGHTS
+
+    given = load_file(str(pool["tokenizers"] / "sq_staf" / "tokenizer" / TOKENIZER_WEIGHTS))
+    for compact in (False, True):
+        model = tmp_path / f"compact_{compact}"
+        model.mkdir()
+        (model / "config.json").write_text(json.dumps({"compact": {"dtype": "float16"}} if compact else {}))
+        assert score_pool.add_tokenizers(model, pool["tokenizers"], ["sq_staf", "ar_padt_v1"]) == ["sq_staf"]
+        copied = load_file(str(model / "tokenizers" / "sq_staf" / TOKENIZER_WEIGHTS))
+        assert copied.keys() == given.keys()
+        for key, value in given.items():
+            want = value.half() if compact and value.is_floating_point() else value
+            assert copied[key].dtype == want.dtype and bool((copied[key] == want).all()), key
+
+
 def test_a_resumed_run_skips_finished_files_unless_again(pool, capsys, monkeypatch):
     monkeypatch.chdir(pool["root"])
     args = driver(pool, "--treebanks", "sq_staf", "--mode", "gold")

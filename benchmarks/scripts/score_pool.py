@@ -18,14 +18,16 @@ logged (one line) and the run goes on; the command then ends with status 1, nami
 Raw text is split by the model folder's trained tokenizer for the treebank (``tokenizers/<treebank>/``).
 ``--tokenizers DIR`` first copies into the folder the trained tokenizer ``DIR/<treebank>/tokenizer`` (what
 ``benchmarks/scripts/train_tokenizers.sh`` writes) of each treebank scored in raw mode that the folder has none of
-(the folder's own are kept; each copy is atomic). A treebank without one is split by the rule tokenizer: its line
-says so and its result records ``"tokenizer": "rules"`` (else ``"trained"``). ``spandep export MODEL OUT --tokenizer
-TREEBANK=FOLDER`` writes a copy with them instead, for shipping.
+(the folder's own are kept; each copy is atomic; into a compact folder, a shipped one, in float16 as ``spandep
+export --tokenizer TREEBANK=FOLDER`` writes them, so a tokenizer trained after the export joins the folder as an
+export would have written it). A treebank without one is split by the rule tokenizer: its line says so and its result
+records ``"tokenizer": "rules"`` (else ``"trained"``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -38,7 +40,7 @@ import torch
 from benchmarks.suite import raw_text
 from benchmarks.suite.record import portable_path
 from benchmarks.suite.systems import POOL_MANIFEST, REPO, RESULTS, pool_entries, pool_folder
-from spandep.storage.model_io import load_model
+from spandep.storage.model_io import copy_tokenizer, load_model
 from spandep.tokenization.text import tokenizer_folder
 
 MODES = {"raw": ("raw",), "gold": ("gold",), "both": ("raw", "gold")}
@@ -51,7 +53,9 @@ def result_path(results: Path, treebank: str, mode: str, split: str) -> Path:
 
 def add_tokenizers(model: Path, trained: Path, treebanks: list[str]) -> list[str]:
     """Copy ``trained/<treebank>/tokenizer`` into ``model`` (``tokenizers/<treebank>/``, as ``save_model`` keeps them)
-    for each of ``treebanks`` that has one there and none in ``model``; the treebanks given one."""
+    for each of ``treebanks`` that has one there and none in ``model``; the treebanks given one. Into a compact
+    model its weights go in float16, as ``spandep export`` writes them (``model_io.copy_tokenizer``)."""
+    compact = bool(json.loads((model / "config.json").read_text(encoding="utf-8")).get("compact"))
     added = []
     for name in treebanks:
         given, target = trained / name / "tokenizer", tokenizer_folder(model, name)
@@ -59,7 +63,7 @@ def add_tokenizers(model: Path, trained: Path, treebanks: list[str]) -> list[str
             tmp = target.with_name(f".{name}.tmp")
             for old in (tmp, target):
                 shutil.rmtree(old, ignore_errors=True)
-            shutil.copytree(given, tmp)
+            copy_tokenizer(given, tmp, compact)
             os.replace(tmp, target)
             added.append(name)
     return added
