@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Ship the multilingual model (issue 46), one torch thread, every step resumable (run it again after a stop):
+#   1. export MODEL compact with int8 weights into src/spandep/resources/multilingual (once);
+#   2. its catalogue lines (pool_catalogue.py: one per treebank without a model of its own);
+#   3. each line calibrated on its treebank's dev split (calibration_table calibrate NAME: spandep calibrate
+#      --treebank TB --write), then measured on test (calibration_table measure NAME...);
+#   4. every treebank of the pool scored from gold tokens and from raw text into results/languages (score_pool.py;
+#      TOKENIZERS/<treebank>/tokenizer, what train_tokenizers.sh writes, copied in first in float16 where the folder has
+#      none; a result of another model folder, or split by rules where a tokenizer is trained now, is scored again);
+#   5. each line's card (model_card.py: gold, raw, calibration).
+# Usage: benchmarks/scripts/ship_pool.sh MODEL TOKENIZERS   (needs runs/pool from multilingual_pool.py, or $SPANDEP_POOL)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+[ $# -eq 2 ] || { echo "usage: $0 MODEL TOKENIZERS" >&2; exit 2; }
+model=$1 tokenizers=$2
+PY=${PYTHON:-.venv/bin/python}
+OUT=src/spandep/resources/multilingual
+export OMP_NUM_THREADS=1 PYTHONPATH=$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}
+[ -f "$OUT/config.json" ] || "$PY" -m spandep export "$model" "$OUT" --int8-all
+"$PY" -m benchmarks.scripts.pool_catalogue multilingual
+names=$("$PY" -c 'from spandep.storage.catalogue import read_catalogue
+print(" ".join(n for n, m in read_catalogue()[1].items() if m.folder.name == "multilingual"))')
+todo=()
+for name in $names; do
+  [ -f "benchmarks/results/calibration/$name.dev.json" ] || "$PY" -m benchmarks.scripts.calibration_table calibrate "$name"
+  [ -f "benchmarks/results/calibration/$name.json" ] || todo+=("$name")
+done
+[ ${#todo[@]} -eq 0 ] || "$PY" -m benchmarks.scripts.calibration_table measure "${todo[@]}"
+for mode in gold raw; do  # the treebanks whose result is missing, of another folder, or split by rules where one is trained now
+  stale=$("$PY" -c 'import json, sys; from pathlib import Path; from benchmarks.suite.systems import pool_entries
+def stale(t):
+    path = Path(f"benchmarks/results/languages/{t}__{sys.argv[1]}.json")
+    result = json.loads(path.read_text()) if path.is_file() else {}
+    return result.get("model") != sys.argv[2] or result.get("tokenizer") == "rules" and Path(sys.argv[3], t, "tokenizer", "config.json").is_file()
+print(" ".join(t for t in pool_entries() if stale(t)))' "$mode" "$OUT" "$tokenizers")
+  [ -z "$stale" ] || "$PY" -m benchmarks.scripts.score_pool "$OUT" --mode "$mode" --treebanks $stale --again --tokenizers "$tokenizers"
+done
+for name in $names; do
+  tb=$("$PY" -c 'import sys; from spandep.storage.catalogue import read_catalogue; print(read_catalogue()[1][sys.argv[1]].code)' "$name")
+  for result in "benchmarks/results/languages/${tb}__gold.json" "benchmarks/results/languages/${tb}__raw.json" "benchmarks/results/calibration/$name.json"; do
+    "$PY" -m benchmarks.scripts.model_card "$result" "$OUT" --treebank "$tb"
+  done
+done
