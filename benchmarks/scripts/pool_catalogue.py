@@ -3,7 +3,9 @@
     .venv/bin/python -m benchmarks.scripts.pool_catalogue multilingual        # resources/multilingual, every treebank
 
 Each treebank of the pool's manifest (``benchmarks/results/multilingual_pool.json``) whose treebank no other
-catalogue line ships (en_ewt, fr_sequoia, ... keep their own models) gets one line in ``resources/catalogue.json``:
+catalogue line ships (en_ewt, fr_sequoia, ... keep their own models) and for which the folder holds a trained
+tokenizer (``tokenizers/<treebank>/``: raw text in, a treebank without one is left out and named) gets one line in
+``resources/catalogue.json``:
 named by its language's ISO 639-1 code where it is that language's default treebank (``de``; ``nb`` for
 no_bokmaal), else by the treebank (``es_gsd``), with ``folder`` the model folder, ``model_treebank`` and ``code`` the
 treebank, the language's English name (:mod:`spandep.data.languages`) and the UD repository the test split comes
@@ -23,6 +25,7 @@ from benchmarks.suite.record import portable_path
 from benchmarks.suite.systems import REPO, pool_entries
 from spandep.data.languages import language, treebank_language
 from spandep.storage.catalogue import CATALOGUE_FILE
+from spandep.tokenization.text import tokenizer_folder
 
 
 def repository(source_test: str) -> str:
@@ -66,7 +69,12 @@ def main() -> None:
     data = json.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))
     kept = {name: line for name, line in data["models"].items() if line["folder"] != args.folder}
     entries = pool_entries()
-    lines = pool_lines(args.folder, entries, {line.get("code") for line in kept.values()}, len(entries))
+    folder = CATALOGUE_FILE.parent / args.folder
+    ready = {tb: entry for tb, entry in entries.items() if (tokenizer_folder(folder, tb) / "config.json").is_file()}
+    lines = pool_lines(args.folder, ready, {line.get("code") for line in kept.values()}, len(entries))
+    unready = sorted(set(entries) - set(ready) - {line.get("code") for line in kept.values()})
+    if unready:
+        print(f"left out, no trained tokenizer in {portable_path(folder)}: {', '.join(unready)}")
     clash = set(lines) & set(kept)
     if clash:
         raise SystemExit(f"names taken by other lines: {', '.join(sorted(clash))}")

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Ship the multilingual model (issue 46), one torch thread, every step resumable (run it again after a stop):
-#   1. export MODEL compact with int8 weights into src/spandep/resources/multilingual (once);
-#   2. its catalogue lines (pool_catalogue.py: one per treebank without a model of its own);
+#   1. export MODEL compact with int8 weights into src/spandep/resources/multilingual (once), then copy in the trained
+#      tokenizers TOKENIZERS/<treebank>/tokenizer (what train_tokenizers.sh writes) it has none of, in float16;
+#   2. its catalogue lines (pool_catalogue.py: one per treebank without a model of its own that has a tokenizer);
 #   3. each line calibrated on its treebank's dev split (calibration_table calibrate NAME: spandep calibrate
 #      --treebank TB --write), then measured on test (calibration_table measure NAME...);
-#   4. every treebank of the pool scored from gold tokens and from raw text into results/languages (score_pool.py;
-#      TOKENIZERS/<treebank>/tokenizer, what train_tokenizers.sh writes, copied in first in float16 where the folder has
-#      none; a result of another model folder, or split by rules where a tokenizer is trained now, is scored again);
+#   4. every treebank of the pool scored from gold tokens and from raw text into results/languages (score_pool.py; a
+#      result of another model folder, or split by rules where a tokenizer is trained now, is scored again);
 #   5. each line's card (model_card.py: gold, raw, calibration).
 # Usage: benchmarks/scripts/ship_pool.sh MODEL TOKENIZERS   (needs runs/pool from multilingual_pool.py, or $SPANDEP_POOL)
 set -euo pipefail
@@ -17,6 +17,8 @@ PY=${PYTHON:-.venv/bin/python}
 OUT=src/spandep/resources/multilingual
 export OMP_NUM_THREADS=1 PYTHONPATH=$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}
 [ -f "$OUT/config.json" ] || "$PY" -m spandep export "$model" "$OUT" --int8-all
+"$PY" -c 'import sys; from pathlib import Path; from benchmarks.scripts.score_pool import add_tokenizers; from benchmarks.suite.systems import pool_entries
+print("tokenizers copied in:", " ".join(add_tokenizers(Path(sys.argv[1]), Path(sys.argv[2]), list(pool_entries()))) or "none")' "$OUT" "$tokenizers"
 "$PY" -m benchmarks.scripts.pool_catalogue multilingual
 names=$("$PY" -c 'from spandep.storage.catalogue import read_catalogue
 print(" ".join(n for n, m in read_catalogue()[1].items() if m.folder.name == "multilingual"))')
