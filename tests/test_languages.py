@@ -54,17 +54,24 @@ def test_shipped_models_load_by_code_language_and_treebank(monkeypatch):
     assert model_choice("english").folder == default_model().folder
 
 
-def test_a_missing_language_names_its_package():
+def test_a_missing_language_names_its_package(tmp_path, monkeypatch):
+    """The distribution to install: the one of the line that serves the language (the multilingual model's for
+    German, here a folder not installed), else, for a treebank without a line, the treebank's own."""
+    data = json.loads(catalogue.CATALOGUE_FILE.read_text(encoding="utf-8"))
+    models = {n: line for n, line in data["models"].items() if line.get("code") not in ("de_gsd", "es_gsd")}
+    models["de"] = {"code": "de_gsd", "folder": "xx_absent", "language": "German", "treebank": "UD_German-GSD", "model_treebank": "de_gsd"}
+    (tmp_path / "catalogue.json").write_text(json.dumps({**data, "models": models}), encoding="utf-8")
+    monkeypatch.setattr(catalogue, "CATALOGUE_FILE", tmp_path / "catalogue.json")
     assert missing_model("deu") == (
         "'deu' names German, whose default treebank is de_gsd, and no model of it is installed: install "
-        "spandep-model-de-gsd (make models builds and installs the language models); `spandep models` lists the installed ones"
+        "spandep-model-xx-absent (make models builds and installs the language models); `spandep models` lists the installed ones"
     )
     assert "the treebank es_gsd" in missing_model("es_gsd") and "spandep-model-es-gsd" in missing_model("es_gsd")
     assert missing_model("en_nothing") is None and missing_model("blah") is None
-    with pytest.raises(ModelError, match="install spandep-model-de-gsd"):
+    with pytest.raises(ModelError, match="install spandep-model-xx-absent"):
         model_choice("german")
     result = runner.invoke(app, ["parse", str(DEV), "--model", "de"])
-    assert result.exit_code == 3 and result.output.count("\n") == 1 and "spandep-model-de-gsd" in result.output
+    assert result.exit_code == 3 and result.output.count("\n") == 1 and "spandep-model-xx-absent" in result.output
 
 
 def test_a_language_loads_its_default_treebank_else_its_first(tmp_path, monkeypatch):

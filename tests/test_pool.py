@@ -132,7 +132,9 @@ def test_the_pool_catalogue_names_every_language_once_and_every_treebank(tmp_pat
     from spandep.storage import catalogue
 
     path = tmp_path / "catalogue.json"
-    path.write_text(catalogue.CATALOGUE_FILE.read_text(encoding="utf-8"), encoding="utf-8")
+    real = json.loads(catalogue.CATALOGUE_FILE.read_text(encoding="utf-8"))
+    real["models"] = {name: line for name, line in real["models"].items() if line["folder"] != "multilingual"}  # the models of their own
+    path.write_text(json.dumps(real), encoding="utf-8")
     for treebank in pool_entries():  # a trained tokenizer for every treebank but one
         if treebank != "wo_wtb":
             (tmp_path / "multilingual" / "tokenizers" / treebank).mkdir(parents=True)

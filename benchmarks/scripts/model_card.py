@@ -94,7 +94,7 @@ def main() -> None:
     path = args.model / card_file(args.treebank)
     old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     if calibrated:
-        card = {**old, "calibration": calibration_from_result(result, source)}
+        card = {"schema": CARD_SCHEMA, **old, "calibration": calibration_from_result(result, source)}
     elif result.get("schema") == RAW_TEXT_SCHEMA:
         card = {"schema": CARD_SCHEMA, **old, "end_to_end": {**old.get("end_to_end", {}), result["mode"]: end_to_end_from_result(result, source)}}
     else:
