@@ -194,6 +194,25 @@ def test_two_shipped_names_share_one_folder(joint: Path, tmp_path: Path, monkeyp
     assert result.exit_code == 0 and "\tb_" in result.output
 
 
+def test_a_service_of_two_names_of_one_folder_holds_its_model_once(joint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from spandep.serve.service import Service, ServiceSettings
+
+    shutil.copytree(joint / "model", tmp_path / "copy")
+    lines = {
+        "aa": {"folder": str(joint / "model"), "language": "A", "treebank": "UD_A", "model_treebank": "a"},
+        "bb": {"folder": str(joint / "model"), "language": "B", "treebank": "UD_B", "model_treebank": "b"},
+        "cc": {"folder": str(tmp_path / "copy"), "language": "A", "treebank": "UD_A", "model_treebank": "a"},
+    }
+    path = tmp_path / "catalogue.json"
+    path.write_text(json.dumps({"default": "aa", "models": lines}), encoding="utf-8")
+    monkeypatch.setattr(catalogue, "CATALOGUE_FILE", path)
+    served = Service.load(["aa", "bb", "cc"], ServiceSettings(), threads=1).models
+    assert served["aa"].model is served["bb"].model and served["cc"].model is not served["aa"].model  # one copy a folder
+    assert (served["aa"].options.treebank, served["bb"].options.treebank) == ("a", "b")
+    labels = {name: {w.deprel for s in served[name].parse_file(DEV).data for w in s.words} for name in ("aa", "bb")}
+    assert all(label.startswith("b_") or label == "root" for label in labels["bb"]) and not any(label.startswith("b_") for label in labels["aa"])
+
+
 def test_a_single_treebank_model_keeps_its_config_and_refuses_a_treebank(tiny_models: dict[str, Path]) -> None:
     config = json.loads((tiny_models["span"] / "config.json").read_text())
     assert "treebanks" not in config["model"]

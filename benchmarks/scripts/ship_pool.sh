@@ -5,8 +5,9 @@
 #   2. its catalogue lines (pool_catalogue.py: one per treebank without a model of its own that has a tokenizer);
 #   3. each line calibrated on its treebank's dev split (calibration_table calibrate NAME: spandep calibrate
 #      --treebank TB --write), then measured on test (calibration_table measure NAME...);
-#   4. every treebank of the pool scored from gold tokens and from raw text into results/languages (score_pool.py; a
-#      result of another model folder, or split by rules where a tokenizer is trained now, is scored again);
+#   4. every treebank of the pool scored from gold tokens, and each with a trained tokenizer from raw text, into
+#      results/languages (score_pool.py; a result of another model folder, or split by rules where a tokenizer is
+#      trained now, is scored again);
 #   5. each line's card (model_card.py: gold, raw, calibration).
 # Usage: benchmarks/scripts/ship_pool.sh MODEL TOKENIZERS   (needs runs/pool from multilingual_pool.py, or $SPANDEP_POOL)
 set -euo pipefail
@@ -33,7 +34,10 @@ for mode in gold raw; do  # the treebanks whose result is missing, of another fo
 def stale(t):
     path = Path(f"benchmarks/results/languages/{t}__{sys.argv[1]}.json")
     result = json.loads(path.read_text()) if path.is_file() else {}
-    return result.get("model") != sys.argv[2] or result.get("tokenizer") == "rules" and Path(sys.argv[3], t, "tokenizer", "config.json").is_file()
+    trained = any(Path(*where, "config.json").is_file() for where in ((sys.argv[3], t, "tokenizer"), (sys.argv[2], "tokenizers", t)))
+    if sys.argv[1] == "raw" and not trained:
+        return False  # scored from raw text once its tokenizer is trained
+    return result.get("model") != sys.argv[2] or result.get("tokenizer") == "rules" and trained
 print(" ".join(t for t in pool_entries() if stale(t)))' "$mode" "$OUT" "$tokenizers")
   [ -z "$stale" ] || "$PY" -m benchmarks.scripts.score_pool "$OUT" --mode "$mode" --treebanks $stale --again --tokenizers "$tokenizers"
 done

@@ -87,15 +87,28 @@ class ModelSpec:
             model.encoder.merge_adapter()
         return model
 
-    def load(self) -> Pipeline:
+    def load(self, model: Parser | None = None) -> Pipeline:
         """The :class:`Pipeline`: the model, its folder's tokenizer (of the treebank of ``options``) and ``options``
-        (``ValueError`` for a setting the model does not take)."""
+        (``ValueError`` for a setting the model does not take). ``model``: this folder's model loaded already, on
+        this device and at this precision (by another spec of the folder: a service of several names of one
+        multilingual folder holds its model once, :meth:`shares`)."""
         from spandep.encoders.bases import resolve_model_path
         from spandep.tokenization import tokenizer_for
 
         # a base encoder's features by name; a precision asked for (not the model's saved one) is the tokenizer's too
         tokenizer = tokenizer_for(self.folder, self.options.treebank, resolve_model_path, self.options.precision)
-        return Pipeline(self.load_model(), self.options, tokenizer, self)
+        return Pipeline(model or self.load_model(), self.options, tokenizer, self)
+
+    def shares(self, pipeline: Pipeline) -> bool:
+        """Whether this spec may parse with ``pipeline``'s model (:meth:`load`'s ``model``): the same folder, device,
+        int8 and threads, and the same encoder precision (a bfloat16 model holds its encoder in it)."""
+        other = pipeline.spec
+        if other is None or (other.folder.resolve(), other.device, other.int8, other.threads) != (self.folder.resolve(), self.device, self.int8, self.threads):
+            return False
+        try:
+            return pipeline.model.settings(self.options).precision == pipeline.model.settings(other.options).precision
+        except ValueError:  # options the model does not take: loaded apart, to report them
+            return False
 
 
 class Pipeline:

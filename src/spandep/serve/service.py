@@ -147,15 +147,20 @@ class Service:
         cls, names: list[str], settings: ServiceSettings, threads: int | None = None, device: str = "cpu", precision: str | None = None
     ) -> Service:
         """A service of the models ``names`` (shipped names or folders, as ``spandep.load`` takes them; none: the
-        default model, served under the name it resolves from: ``$SPANDEP_MODEL``, else ``en``), each loaded once;
-        ``precision``: the encoder's, over each model's saved one (``None``: the model's)."""
-        import spandep
+        default model, served under the name it resolves from: ``$SPANDEP_MODEL``, else ``en``), each loaded once,
+        and the names of one folder (the treebanks of the multilingual model) parsing with one copy of it, so memory
+        grows with the folders served, not the names; ``precision``: the encoder's, over each model's saved one
+        (``None``: the model's)."""
+        from spandep.api import ModelSpec
         from spandep.storage.catalogue import read_catalogue
 
         default = read_catalogue()[0]
-        pipelines = {}
+        options = InferenceOptions(batch_tokens=settings.batch_tokens, precision=precision)
+        pipelines: dict[str, Pipeline] = {}
         for name in names or [os.environ.get("SPANDEP_MODEL") or default]:
-            pipelines[name] = spandep.load(name, device=device, threads=threads, batch_tokens=settings.batch_tokens, precision=precision)
+            spec = ModelSpec.resolve(name, options, threads=threads or 0, device=device)
+            held = next((p for p in pipelines.values() if spec.shares(p)), None)
+            pipelines[name] = spec.load(held.model if held is not None else None)
         return cls(pipelines, settings)
 
     def start(self) -> None:
