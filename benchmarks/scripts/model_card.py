@@ -3,12 +3,12 @@
     .venv/bin/python -m benchmarks.scripts.model_card benchmarks/results/en_ewt__span-minilm-default-dp.json \\
         src/spandep/resources/default_model
     .venv/bin/python -m benchmarks.scripts.model_card benchmarks/results/calibration/en.json src/spandep/resources/default_model
-    .venv/bin/python -m benchmarks.scripts.model_card benchmarks/results/languages/de_gsd__raw.json \
-        src/spandep/resources/multilingual --treebank de_gsd
+    .venv/bin/python -m benchmarks.scripts.model_card benchmarks/results/languages/de_gsd__{gold,raw}.json \\
+        benchmarks/results/calibration/de.json src/spandep/resources/multilingual --treebank de_gsd
 
-The result must be one of the model itself (its ``model`` or ``folder`` field names the folder): the card copies its
-test scores and parse speed with the machine, command, commit and date they were measured with, so no figure is
-typed by hand. A calibration result (``benchmarks/scripts/calibration_table.py measure``) sets the card's
+Several results are applied in order and the card written once. Each must be one of the model itself (its ``model``
+or ``folder`` field names the folder): the card copies its test scores and parse speed with the machine, command,
+commit and date they were measured with, so no figure is typed by hand. A calibration result (``benchmarks/scripts/calibration_table.py measure``) sets the card's
 ``calibration`` (test head-probability ECE, distinct values per 1,000 words) and keeps the rest; a suite result
 keeps the card's ``calibration`` and ``end_to_end``. An end-to-end result on test (``benchmarks.suite.raw_text``, ``--mode gold`` or
 raw text) sets the card's ``end_to_end[mode]``: the official CoNLL 2018 F1 of every metric, the treebank's UD release
@@ -77,28 +77,35 @@ def end_to_end_from_result(result: dict[str, Any], source: str) -> dict[str, Any
     }
 
 
+def updated_card(old: dict[str, Any], result: dict[str, Any], source: str) -> dict[str, Any]:
+    """The card ``old`` with what ``result`` (read from ``source``) measured: its calibration, one end-to-end mode, or
+    the suite's test scores and speed (the card's calibration and end-to-end parts kept)."""
+    if result.get("schema") == CALIBRATION_SCHEMA:
+        return {"schema": CARD_SCHEMA, **old, "calibration": calibration_from_result(result, source)}
+    if result.get("schema") == RAW_TEXT_SCHEMA:
+        return {"schema": CARD_SCHEMA, **old, "end_to_end": {**old.get("end_to_end", {}), result["mode"]: end_to_end_from_result(result, source)}}
+    return {**card_from_result(result, source), **{key: old[key] for key in ("calibration", "end_to_end") if key in old}}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("result", type=Path, help="benchmarks/results/<dataset>__<system>.json of the model")
+    parser.add_argument("results", type=Path, nargs="+", help="benchmarks/results/<dataset>__<system>.json of the model (or "
+                        "its calibration or end-to-end results), applied in order")
     parser.add_argument("model", type=Path, help="the shipped model folder to write card.json into")
-    parser.add_argument("--treebank", help="for a folder trained on several treebanks: the one the result measured "
+    parser.add_argument("--treebank", help="for a folder trained on several treebanks: the one the results measured "
                         "(writes card-<treebank>.json, read by the catalogue names with that model_treebank)")
     args = parser.parse_args()
-    result = json.loads(args.result.read_text(encoding="utf-8"))
-    calibrated = result.get("schema") == CALIBRATION_SCHEMA
-    if (REPO / result["folder" if calibrated else "model"]).resolve() != args.model.resolve():
-        raise SystemExit(f"{args.result} measured {result['folder' if calibrated else 'model']}, not {args.model}")
-    if args.treebank and result.get("model_treebank", result.get("treebank")) != args.treebank:
-        raise SystemExit(f"{args.result} measured treebank {result.get('model_treebank', result.get('treebank'))}, not {args.treebank}")
-    source = str(args.result.resolve().relative_to(REPO))
     path = args.model / card_file(args.treebank)
-    old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    if calibrated:
-        card = {"schema": CARD_SCHEMA, **old, "calibration": calibration_from_result(result, source)}
-    elif result.get("schema") == RAW_TEXT_SCHEMA:
-        card = {"schema": CARD_SCHEMA, **old, "end_to_end": {**old.get("end_to_end", {}), result["mode"]: end_to_end_from_result(result, source)}}
-    else:
-        card = {**card_from_result(result, source), **{key: old[key] for key in ("calibration", "end_to_end") if key in old}}
+    card = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    for file in args.results:
+        result = json.loads(file.read_text(encoding="utf-8"))
+        folder = result["folder" if result.get("schema") == CALIBRATION_SCHEMA else "model"]
+        if (REPO / folder).resolve() != args.model.resolve():
+            raise SystemExit(f"{file} measured {folder}, not {args.model}")
+        measured = result.get("model_treebank", result.get("treebank"))
+        if args.treebank and measured != args.treebank:
+            raise SystemExit(f"{file} measured treebank {measured}, not {args.treebank}")
+        card = updated_card(card, result, str(file.resolve().relative_to(REPO)))
     write_json(path, card)
     print(f"wrote {path}")
 

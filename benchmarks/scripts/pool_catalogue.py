@@ -71,8 +71,9 @@ def main() -> None:
     entries = pool_entries()
     folder = CATALOGUE_FILE.parent / args.folder
     ready = {tb: entry for tb, entry in entries.items() if (tokenizer_folder(folder, tb) / "config.json").is_file()}
-    lines = pool_lines(args.folder, ready, {line.get("code") for line in kept.values()}, len(entries))
-    unready = sorted(set(entries) - set(ready) - {line.get("code") for line in kept.values()})
+    owned = {line.get("code") for line in kept.values()}  # treebanks with a model of their own
+    lines = pool_lines(args.folder, ready, owned, len(entries))
+    unready = sorted(set(entries) - set(ready) - owned)
     if unready:
         print(f"left out, no trained tokenizer in {portable_path(folder)}: {', '.join(unready)}")
     clash = set(lines) & set(kept)

@@ -41,9 +41,9 @@ def stale(t):
 print(" ".join(t for t in pool_entries() if stale(t)))' "$mode" "$OUT" "$tokenizers")
   [ -z "$stale" ] || "$PY" -m benchmarks.scripts.score_pool "$OUT" --mode "$mode" --treebanks $stale --again --tokenizers "$tokenizers"
 done
-for name in $names; do
-  tb=$("$PY" -c 'import sys; from spandep.storage.catalogue import read_catalogue; print(read_catalogue()[1][sys.argv[1]].code)' "$name")
-  for result in "benchmarks/results/languages/${tb}__gold.json" "benchmarks/results/languages/${tb}__raw.json" "benchmarks/results/calibration/$name.json"; do
-    "$PY" -m benchmarks.scripts.model_card "$result" "$OUT" --treebank "$tb"
-  done
+"$PY" -c 'from spandep.storage.catalogue import read_catalogue
+print("\n".join(f"{n} {m.code}" for n, m in read_catalogue()[1].items() if m.folder.name == "multilingual"))' |
+while read -r name tb; do
+  results=("benchmarks/results/languages/${tb}__gold.json" "benchmarks/results/languages/${tb}__raw.json" "benchmarks/results/calibration/$name.json")
+  "$PY" -m benchmarks.scripts.model_card "${results[@]}" "$OUT" --treebank "$tb"
 done
