@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from spandep.cli.main import app
 from spandep.errors import ModelError
 from spandep.evaluation.calibration import (
-    FITS, choose_kind, distinct_per_thousand, expected_calibration_error, fit_isotonic, fit_logit_platt, log_loss,
+    FITS, choose_kind, distinct_per_thousand, ece_floor, expected_calibration_error, fit_isotonic, fit_logit_platt, fit_pooled, log_loss,
+    shrunk_targets,
 )
 from spandep.models.confidence import EPS, LOGIT_ISOTONIC, LOGIT_PLATT, ArcScores, Calibration, ChosenArcScores
 from spandep.storage.model_io import load_model
@@ -174,3 +175,54 @@ def test_a_model_of_several_treebanks_keeps_one_calibration_per_treebank() -> No
     assert again.for_treebank("a") == own and again.kind == LOGIT_PLATT
     with pytest.raises(ModelError, match="--treebank NAME --write"):
         Calibration.from_dict({"treebanks": ["a"]})
+
+
+@pytest.mark.parametrize("kind", list(FITS))
+def test_a_word_weighed_twice_fits_as_the_word_given_twice(kind: str) -> None:
+    z, right, _ = synthetic(2000, 5)
+    z = np.where(np.isinf(z), 200.0, z)  # (2000,): finite, so that both ends count alike
+    weights = np.where(np.arange(2000) % 3 == 0, 2.0, 1.0)  # (2000,)
+    twice = np.arange(2000) % 3 == 0  # (2000,)
+    weighed = FITS[kind](z, right, weights)
+    repeated = FITS[kind](np.r_[z, z[twice]], np.r_[right, right[twice]])
+    grid = np.linspace(-10, 80, 200)  # (200,)
+    assert np.allclose(weighed.from_logits(grid), repeated.from_logits(grid), atol=1e-6)
+
+
+def test_shrunk_targets_blend_each_word_with_the_prior_by_the_prior_words() -> None:
+    z, right, _ = synthetic(400, 6)
+    prior = fit_logit_platt(z, right)
+    assert np.array_equal(shrunk_targets(z, right, None, 1000.0), right.astype(float))
+    assert np.array_equal(shrunk_targets(z, right, prior, 0.0), right.astype(float))
+    assert np.allclose(shrunk_targets(z, right, prior, 400.0), (right + prior.from_logits(z)) / 2)  # as many words as dev
+    inside = np.minimum(z, 40.0)  # (400,): within the logits a fit reads as they are (FIT_LOGIT)
+    pulled = fit_logit_platt(inside, shrunk_targets(inside, right, Calibration(0.05, -1.0, LOGIT_PLATT), 1e6))  # the prior outweighs dev
+    assert abs(pulled.head_scale - 0.05) < 2e-3 and abs(pulled.head_shift + 1.0) < 2e-2
+
+
+def test_the_pooled_mapping_weighs_each_treebank_the_same() -> None:
+    (za, ra, _), (zb, rb, _) = synthetic(500, 7), synthetic(5000, 8)
+    rb = rb & (np.arange(5000) % 4 != 0)  # (5000,): b's words are right less often than a's
+    pooled = fit_pooled(LOGIT_PLATT, [(za, ra), (zb, rb)])
+    a_ten_times = fit_logit_platt(np.r_[np.tile(za, 10), zb], np.r_[np.tile(ra, 10), rb])  # a's 500 words as many as b's
+    assert abs(pooled.head_scale - a_ten_times.head_scale) < 1e-4 and abs(pooled.head_shift - a_ten_times.head_shift) < 1e-3
+    assert abs(pooled.head_shift - fit_logit_platt(np.r_[za, zb], np.r_[ra, rb]).head_shift) > 0.01  # not the words pooled
+
+
+def test_the_chance_ece_of_calibrated_confidences_shrinks_with_the_words() -> None:
+    rng = np.random.default_rng(9)
+    few, many = rng.beta(8, 2, 300), rng.beta(8, 2, 30000)  # (300,), (30000,)
+    assert ece_floor(few, draws=300) == ece_floor(few, draws=300)  # seeded
+    (mean_few, top_few), (mean_many, top_many) = ece_floor(few, draws=300), ece_floor(many, draws=100)
+    assert mean_few <= top_few and mean_many <= top_many and mean_many < 1.0 < 3.0 < mean_few
+    observed = 100 * expected_calibration_error(many, rng.random(30000) < many)
+    assert observed <= ece_floor(many, draws=100, seed=1)[1] + 0.5  # calibrated: within chance
+    assert 100 * expected_calibration_error(many, rng.random(30000) < many - 0.05) > top_many  # 5 points overconfident
+
+
+def test_a_masked_heads_huge_logit_does_not_flatten_a_fit_on_soft_targets() -> None:
+    z, right, _ = synthetic(2000, 10)
+    z = np.where(np.isinf(z), 1e9, z)  # (2000,): a masked head's score, finite
+    soft = np.where(right, 0.999, 0.001)  # (2000,): targets just inside (0, 1), as a shrunk fit gives
+    fitted, hard = fit_logit_platt(z, soft), fit_logit_platt(z, right)
+    assert fitted.head_scale > 0.5 * hard.head_scale  # not MIN_SCALE with a shift of −1,000

@@ -10,6 +10,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, TRAIN, write_config
@@ -133,6 +134,34 @@ def test_each_treebank_is_calibrated_on_its_own_dev(joint: Path, tmp_path: Path)
     assert probs("b") == before["b"] and probs("a") != before["a"]  # b keeps the model's own (the identity here)
 
 
+def test_several_treebanks_calibrated_at_once_lean_on_their_pooled_mapping(joint: Path, tmp_path: Path) -> None:
+    shutil.copytree(joint / "model", tmp_path / "model")
+    alone = {}
+    for tb in ("a", "b"):  # from the identity, each treebank's own fit alone
+        result = runner.invoke(app, ["calibrate", str(joint / "model"), str(DEV), "--treebank", tb, "--kind", "logit-platt"])
+        alone[tb] = json.loads(result.output.splitlines()[0])["calibration"]
+    both = ["calibrate", str(tmp_path / "model"), str(DEV), str(DEV), "--treebank", "a", "--treebank", "b"]
+    result = runner.invoke(app, [*both, "--prior-words", "0", "--kind", "logit-platt"])
+    lines = [json.loads(line) for line in result.output.splitlines()]
+    assert result.exit_code == 0 and [x["treebank"] for x in lines] == ["a", "b", None] and lines[2]["pooled"] == ["a", "b"]
+    assert [x["calibration"] for x in lines[:2]] == [alone["a"], alone["b"]] and lines[0]["prior_words"] == 0
+    result = runner.invoke(app, [*both, "--prior-words", "1e7", "--kind", "logit-platt", "--write"])  # the pooled mapping outweighs either dev
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.output.splitlines()[:3]]
+    saved = load_model(tmp_path / "model").calibration
+    pooled = saved.to_dict()
+    assert pooled["kind"] == "logit-platt" and pooled["head_scale"] == lines[2]["calibration"]["head_scale"]
+    assert all(x["prior"]["head_scale"] == pooled["head_scale"] and x["prior_words"] == 1e7 for x in lines[:2])
+    z = np.linspace(-5, 20, 50)  # (50,)
+    for tb in ("a", "b"):
+        assert saved.for_treebank(tb).to_dict() == lines[("a", "b").index(tb)]["calibration"]
+        assert np.allclose(saved.for_treebank(tb).from_logits(z), saved.from_logits(z), atol=0.01)  # (50,)
+    result = runner.invoke(app, [*both[:4], "--treebank", "a"])
+    assert result.exit_code == 2 and "one --treebank per DEV file" in result.output and result.output.count("\n") == 1
+    result = runner.invoke(app, [*both[:4], "--treebank", "a", "--treebank", "a"])
+    assert result.exit_code == 2 and "each --treebank once" in result.output
+
+
 def test_the_calibration_table_fits_and_measures_a_shipped_names_own_treebank(
     joint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -140,19 +169,28 @@ def test_the_calibration_table_fits_and_measures_a_shipped_names_own_treebank(
     from benchmarks.suite.systems import Dataset
 
     shutil.copytree(joint / "model", tmp_path / "model")
-    line = {"folder": str(tmp_path / "model"), "language": "B", "treebank": "UD_B", "model_treebank": "b", "code": "xx_b"}
+    lines = {f"{t}{t}": {"folder": str(tmp_path / "model"), "language": t.upper(), "treebank": f"UD_{t.upper()}", "model_treebank": t,
+                         "code": f"xx_{t}"} for t in ("b", "a")}
     path = tmp_path / "catalogue.json"
-    path.write_text(json.dumps({"default": "bb", "models": {"bb": line}}), encoding="utf-8")
+    path.write_text(json.dumps({"default": "bb", "models": lines}), encoding="utf-8")
     monkeypatch.setattr(catalogue, "CATALOGUE_FILE", path)
     monkeypatch.setattr(calibration_table, "OUT", tmp_path / "results")
-    monkeypatch.setattr(calibration_table, "dataset", lambda name, pool: Dataset(TRAIN, DEV, DEV) if name == "xx_b" else None)
-    calibration_table.calibrate("bb")  # spandep calibrate MODEL DEV --treebank b --write
+    monkeypatch.setattr(calibration_table, "dataset", lambda name, pool: Dataset(TRAIN, DEV, DEV) if name in ("xx_a", "xx_b") else None)
+    calibration_table.calibrate(["bb"])  # spandep calibrate MODEL DEV --treebank b --write
+    assert calibration_table.stale(["bb", "aa"]) == ["bb", "aa"]
     calibration_table.measure(["bb"])
     saved = load_model(tmp_path / "model").calibration.to_dict()
     dev, test = (json.loads((tmp_path / "results" / f"bb{end}.json").read_text()) for end in (".dev", ""))
     assert dev["treebank"] == "b" and list(saved["treebanks"]) == ["b"] and dev["calibration"] == saved["treebanks"]["b"]
     assert test["treebank"] == "xx_b" and test["calibration"] == saved["treebanks"]["b"] != saved | {"treebanks": {}}
-    assert test["words"] == sum(len(s.words) for s in read_conllu(DEV))
+    assert test["words"] == sum(len(s.words) for s in read_conllu(DEV)) and len(test["head_ece_floor"]) == 2
+    assert calibration_table.stale(["bb", "aa"]) == ["aa"]
+    calibration_table.calibrate(["bb", "aa"])  # one call: spandep calibrate MODEL DEV DEV --treebank b --treebank a --write
+    saved = load_model(tmp_path / "model").calibration.to_dict()
+    reports = {n: json.loads((tmp_path / "results" / f"{n}.dev.json").read_text()) for n in ("aa", "bb")}
+    assert saved["kind"] == "logit-platt" and sorted(saved["treebanks"]) == ["a", "b"]  # the pooled mapping, the model's own
+    assert all(r["calibration"] == saved["treebanks"][r["treebank"]] and r["prior"]["head_scale"] == saved["head_scale"] for r in reports.values())
+    assert calibration_table.stale(["bb", "aa"]) == ["bb", "aa"]  # bb's mapping moved with the pooled one
 
 
 def test_a_compact_export_carries_the_treebanks_and_their_tokenizers(joint: Path, tmp_path: Path) -> None:

@@ -5,10 +5,12 @@
     .venv/bin/python -m benchmarks.scripts.calibration_table table --doc BENCHMARKS.md
     .venv/bin/python -m benchmarks.scripts.calibration_table plot en fr ru --out docs/reliability-shipped-test.png
 
-``calibrate NAME`` runs ``spandep calibrate`` on the dev split of the catalogue model's treebank (the suite's
-``DATASETS``, else the multilingual pool's treebank: ``benchmarks.suite.raw_text.dataset``) with ``--write`` (and
-``--treebank`` for a line of a model of several treebanks: that treebank's own calibration) and keeps its report,
-stamped, as ``results/calibration/<name>.dev.json``; ``measure NAME ...`` parses the test split (a UD v1 one read with
+``calibrate NAME...`` runs ``spandep calibrate`` on the dev split of each catalogue model's treebank (the suite's
+``DATASETS``, else the multilingual pool's treebank: ``benchmarks.suite.raw_text.dataset``) with ``--write`` (the
+lines of one model of several treebanks in one call, ``--treebank`` each: each treebank's own calibration, shrunk
+towards the model's own fitted on all their devs pooled) and keeps each report, stamped, as
+``results/calibration/<name>.dev.json``; ``measure NAME ...`` (``--stale``: those whose result is missing or
+of another calibration than their dev report's) parses the test split (a UD v1 one read with
 v2 relations) with one torch thread, a folder shared by several names loaded once, and writes
 ``results/calibration/<name>.json`` (schema ``spandep-calibration/1``: the command, the machine, the checkout, the
 saved calibration, the figures of ``WordScores.report`` and the reliability bins before and after); ``table``
@@ -37,8 +39,8 @@ SCHEMA = "spandep-calibration/1"
 BEGIN, END = "<!-- calibration:begin -->", "<!-- calibration:end -->"
 HEADER = (
     "| model | treebank | kind (dev's choice) | dev held-out log loss: logit-platt / logit-isotonic | dev words | dev ECE raw → fitted | test words | test UAS | test head ECE raw → calibrated "
-    "| distinct / 1,000 words raw → calibrated | label ECE | head × label vs LAS ECE | results |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+    "| ECE by chance: mean / 95th percentile | distinct / 1,000 words raw → calibrated | label ECE | head × label vs LAS ECE | results |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 )
 
 
@@ -53,17 +55,33 @@ def command_line() -> str:
     return "python -m benchmarks.scripts.calibration_table " + shlex.join(sys.argv[1:])
 
 
-def calibrate(name: str) -> None:
-    """``spandep calibrate`` on the model's dev split with ``--write``, its report kept."""
-    model = model_named(name)
-    dev = dataset(str(model.code), None).dev
-    run = [sys.executable, "-m", "spandep", "calibrate", portable_path(model.folder), portable_path(dev), "--threads", "1", "--write"]
-    run += ["--treebank", model.model_treebank] if model.model_treebank else []
-    done = subprocess.run(run, cwd=REPO, capture_output=True, text=True, check=True)
-    report = json.loads(done.stdout.splitlines()[0])
-    path = OUT / f"{name}.dev.json"
-    write_json(path, stamp(report, SCHEMA, "python -m spandep " + shlex.join(run[3:])))
-    print(f"wrote {portable_path(path)}: dev head ECE {report['head_ece_raw']} → {report['head_ece_fitted']} % ({report['kind']})")
+def calibrate(names: list[str]) -> None:
+    """``spandep calibrate`` on each model's dev split with ``--write``, its report kept: the names of one folder of
+    several treebanks in one call (``--treebank`` per line: each line's own mapping, all of them leaning on the
+    folder's own fitted on their devs pooled), any other one by one."""
+    folders: dict[Path, list[ShippedModel]] = {}
+    for name in names:
+        model = model_named(name)
+        folders.setdefault(model.folder, []).append(model)
+    for folder, models in folders.items():
+        groups = [models] if all(m.model_treebank for m in models) else [[m] for m in models]
+        for group in groups:
+            run = [sys.executable, "-m", "spandep", "calibrate", portable_path(folder),
+                   *(portable_path(dataset(str(m.code), None).dev) for m in group), "--threads", "1", "--write"]
+            run += [x for m in group if m.model_treebank for x in ("--treebank", m.model_treebank)]
+            done = subprocess.run(run, cwd=REPO, capture_output=True, text=True, check=True)
+            reports = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+            for model, report in zip(group, reports):
+                path = OUT / f"{model.name}.dev.json"
+                write_json(path, stamp(report, SCHEMA, "python -m spandep " + shlex.join(run[3:])))
+                print(f"wrote {portable_path(path)}: dev head ECE {report['head_ece_raw']} → {report['head_ece_fitted']} % ({report['kind']})")
+
+
+def stale(names: list[str]) -> list[str]:
+    """The names whose test result is missing or measured with another calibration than their dev report's."""
+    def mapping(path: Path) -> object:
+        return json.loads(path.read_text(encoding="utf-8")).get("calibration") if path.is_file() else None
+    return [n for n in names if mapping(OUT / f"{n}.json") is None or mapping(OUT / f"{n}.json") != mapping(OUT / f"{n}.dev.json")]
 
 
 def measure(names: list[str]) -> None:
@@ -71,7 +89,7 @@ def measure(names: list[str]) -> None:
     import torch
 
     from spandep.api import ModelSpec
-    from spandep.evaluation.calibration import WordScores, reliability
+    from spandep.evaluation.calibration import WordScores, ece_floor, reliability
     from spandep.pipeline.long import parse_sentences
 
     torch.set_num_threads(1)
@@ -87,7 +105,7 @@ def measure(names: list[str]) -> None:
         bins = {key: reliability(p, words.head_right) for key, p in (("raw", words.raw), ("calibrated", words.saved))}
         result = {
             "model": name, "folder": portable_path(model.folder), "treebank": model.code, "test": portable_path(data.test),
-            "calibration": calibration.to_dict(), **words.report(),
+            "calibration": calibration.to_dict(), **words.report(), "head_ece_floor": ece_floor(words.saved),
             "reliability": {key: {f: [None if x != x else round(float(x), 6) for x in getattr(r, f)] for f in ("counts", "confidence", "accuracy")}
                             for key, r in bins.items()},
         }
@@ -111,6 +129,7 @@ def render() -> str:
             "–" if d is None else " / ".join(f"{d['held_out'][k]['log_loss']:.4f}" for k in ("logit-platt", "logit-isotonic")),
             "–" if d is None else f"{d['words']:,}", "–" if d is None else f"{d['head_ece_raw']:.2f} → {d['head_ece_fitted']:.2f} %",
             f"{t['words']:,}", f"{t['uas']:.2f}", f"{t['head_ece_raw']:.2f} → **{t['head_ece']:.2f} %**",
+            " / ".join(f"{x:.2f}" for x in t["head_ece_floor"]) + " %" if "head_ece_floor" in t else "–",
             f"{t['distinct_per_1000_raw']:.0f} → {t['distinct_per_1000']:.0f}", f"{t['label_ece']:.2f} %", f"{t['las_ece']:.2f} %",
             ", ".join(f"`{portable_path(f)}`" for f in (dev_file, test_file) if f.is_file()),
         ]
@@ -137,17 +156,19 @@ def plot(names: list[str], out: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="step", required=True)
-    sub.add_parser("calibrate").add_argument("name", help="a shipped model's name (spandep models)")
-    sub.add_parser("measure").add_argument("names", nargs="+", help="shipped models' names (spandep models)")
+    sub.add_parser("calibrate").add_argument("names", nargs="+", help="shipped models' names (spandep models)")
+    measuring = sub.add_parser("measure")
+    measuring.add_argument("names", nargs="+", help="shipped models' names (spandep models)")
+    measuring.add_argument("--stale", action="store_true", help="only those whose result is missing or of another calibration than their dev report's")
     sub.add_parser("table").add_argument("--doc", type=Path, help=f"write the table between {BEGIN} and {END} of this file")
     drawing = sub.add_parser("plot")
     drawing.add_argument("names", nargs="+")
     drawing.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
     if args.step == "calibrate":
-        calibrate(args.name)
+        calibrate(args.names)
     elif args.step == "measure":
-        measure(args.names)
+        measure(stale(args.names) if args.stale else args.names)
     elif args.step == "table":
         print_or_replace(render(), args.doc, BEGIN, END, "the calibration table")
     else:

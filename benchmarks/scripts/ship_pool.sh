@@ -3,8 +3,9 @@
 #   1. export MODEL compact with int8 weights into src/spandep/resources/multilingual (once), then copy in the trained
 #      tokenizers TOKENIZERS/<treebank>/tokenizer (what train_tokenizers.sh writes) it has none of, in float16;
 #   2. its catalogue lines (pool_catalogue.py: one per treebank without a model of its own that has a tokenizer);
-#   3. each line calibrated on its treebank's dev split (calibration_table calibrate NAME: spandep calibrate
-#      --treebank TB --write), then measured on test (calibration_table measure NAME...);
+#   3. the lines calibrated on their treebanks' dev splits, all in one call when one is new (calibration_table calibrate
+#      NAME...: spandep calibrate FOLDER DEV... --treebank TB... --write), then measured on test where stale
+#      (calibration_table measure NAME... --stale);
 #   4. every treebank of the pool scored from gold tokens, and each with a trained tokenizer from raw text, into
 #      results/languages (score_pool.py; a result of another model folder, or split by rules where a tokenizer is
 #      trained now, is scored again);
@@ -23,12 +24,10 @@ print("tokenizers copied in:", " ".join(add_tokenizers(Path(sys.argv[1]), Path(s
 "$PY" -m benchmarks.scripts.pool_catalogue multilingual
 names=$("$PY" -c 'from spandep.storage.catalogue import read_catalogue
 print(" ".join(n for n, m in read_catalogue()[1].items() if m.folder.name == "multilingual"))')
-todo=()
-for name in $names; do
-  [ -f "benchmarks/results/calibration/$name.dev.json" ] || "$PY" -m benchmarks.scripts.calibration_table calibrate "$name"
-  [ -f "benchmarks/results/calibration/$name.json" ] || todo+=("$name")
+for name in $names; do  # a new line moves the pooled mapping every line leans on: all of them again, in one call
+  [ -f "benchmarks/results/calibration/$name.dev.json" ] || { "$PY" -m benchmarks.scripts.calibration_table calibrate $names; break; }
 done
-[ ${#todo[@]} -eq 0 ] || "$PY" -m benchmarks.scripts.calibration_table measure "${todo[@]}"
+"$PY" -m benchmarks.scripts.calibration_table measure $names --stale
 for mode in gold raw; do  # the treebanks whose result is missing, of another folder, or split by rules where one is trained now
   stale=$("$PY" -c 'import json, sys; from pathlib import Path; from benchmarks.suite.systems import pool_entries
 def stale(t):

@@ -56,6 +56,8 @@ LIMITS: dict[str, Limit] = {
         Limit("threads", Range(0, 1024), "torch CPU threads of a command, per process (0: torch's default)"),
         Limit("workers", Range(1, 64), "parser processes of spandep parse --workers (each holds a model in memory)"),
         Limit("runs", Range(1, 1000), "timed runs of spandep benchmark-speed"),
+        Limit("calibrate_files", Range(1, 1000), "DEV files of one spandep calibrate (a model of several treebanks: one per --treebank)"),
+        Limit("prior_words", Range(0, 10_000_000, integer=False), "spandep calibrate --prior-words: how many words the pooled mapping weighs in each treebank's own"),
         Limit("warmup", Range(0, 1000), "untimed warm-up runs of spandep benchmark-speed"),
         Limit("sweep_values", Range(1, 64), "values in one list of spandep tune (--ks, --lams, --arc-weights; the sweep runs every combination)"),
         Limit("within", Range(0, 100, integer=False), "spandep tune --within: LAS points below the best"),

@@ -23,8 +23,8 @@ from spandep.models.base import Parse
 from spandep.models.confidence import LOGIT_ISOTONIC, LOGIT_PLATT, Calibration, sigmoid
 
 __all__ = [
-    "BINS", "FITS", "Choice", "Reliability", "WordScores", "choose_kind", "distinct_per_thousand", "expected_calibration_error", "fit_isotonic",
-    "fit_logit_platt", "log_loss", "plot_reliability", "reliability",
+    "BINS", "FITS", "Choice", "Reliability", "WordScores", "choose_kind", "distinct_per_thousand", "ece_floor", "expected_calibration_error", "fit_isotonic",
+    "fit_logit_platt", "fit_pooled", "log_loss", "plot_reliability", "reliability", "shrunk_targets",
 ]
 
 BINS = 10
@@ -33,6 +33,7 @@ RIDGE = 1e-3
 LOSS_EPS = 1e-6  # log loss clipping
 MIN_SCALE = 1e-3  # the smallest logit-platt scale: the mapping stays increasing
 VALUE_EPS = 1e-3  # the lowest and highest probability an isotonic mapping gives
+FIT_LOGIT = 50.0  # logit-platt: a finite logit beyond ±this counts at ±this in the fit (σ(50) is 1 in float64)
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,16 @@ def expected_calibration_error(confidence: Sequence[float] | np.ndarray, correct
     return reliability(confidence, correct, bins).ece
 
 
+def ece_floor(confidence: np.ndarray, draws: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """The ECE (%) that perfectly calibrated confidences ``(N,)`` would show on these ``N`` words by chance: each word
+    drawn right with exactly its confidence, ``draws`` times (seeded); the mean and the 95th percentile. On a few
+    hundred words it is several per cent: a test ECE near it says nothing of the mapping."""
+    p = np.asarray(confidence, dtype=np.float64)  # (N,)
+    rng = np.random.default_rng(seed)
+    eces = [reliability(p, rng.random(p.size) < p).ece for _ in range(draws)]
+    return round(100 * float(np.mean(eces)), 2), round(100 * float(np.percentile(eces, 95)), 2)
+
+
 def log_loss(confidence: np.ndarray, correct: np.ndarray) -> float:
     """The mean negative log-likelihood of ``correct (N,)`` under ``confidence (N,)``, clipped to ``[LOSS_EPS, 1 −
     LOSS_EPS]`` so that one confident mistake costs much but not infinitely."""
@@ -130,25 +141,30 @@ def distinct_per_thousand(confidence: np.ndarray, digits: int = DIGITS) -> float
     return float(min(len(np.unique(c)) for c in chunks))
 
 
-def fit_logit_platt(z: np.ndarray, correct: np.ndarray) -> Calibration:
+def fit_logit_platt(z: np.ndarray, correct: np.ndarray, weights: np.ndarray | None = None) -> Calibration:
     """The ``logit-platt`` mapping ``σ(a · z + b)`` of raw logits ``z (N,)`` with the lowest log loss against
-    ``correct (N,)`` over the words of finite ``z`` (an infinite logit carries no rank among its kind: it gets the
-    limit): Newton's method from the identity, each step halved until the loss falls, with a small ridge so that
-    separable data stays finite; a scale under ``MIN_SCALE`` (raw scores no better than chance) becomes
-    ``MIN_SCALE`` with the shift of the base rate, so the mapping stays strictly increasing."""
+    ``correct (N,)`` (0/1, or soft targets in ``[0, 1]``; each word counted ``weights (N,)`` times, once by default)
+    over the words of finite ``z`` (an infinite logit carries no rank among its kind: it gets the limit; one past
+    ``±FIT_LOGIT``, as a masked head's ``1e9``, counts there, so that a soft target near 1 cannot pull the scale to
+    nothing): Newton's
+    method from the identity, each step halved until the loss falls, with a small ridge so that separable data stays
+    finite; a scale under ``MIN_SCALE`` (raw scores no better than chance) becomes ``MIN_SCALE`` with the shift of the
+    base rate, so the mapping stays strictly increasing."""
     finite = np.isfinite(z)  # (N,)
-    x, y = np.asarray(z, dtype=np.float64)[finite], np.asarray(correct, dtype=np.float64)[finite]  # (M,) each
+    x = np.clip(np.asarray(z, dtype=np.float64)[finite], -FIT_LOGIT, FIT_LOGIT)  # (M,)
+    y = np.asarray(correct, dtype=np.float64)[finite]  # (M,)
+    c = np.ones_like(x) if weights is None else np.asarray(weights, dtype=np.float64)[finite]  # (M,)
     design = np.stack([x, np.ones_like(x)], 1)  # (M, 2)
 
     def loss(w: np.ndarray) -> float:
         s = design @ w  # (M,)
-        return float((np.logaddexp(0.0, s) - y * s).sum() + RIDGE / 2 * w @ w)
+        return float((c * (np.logaddexp(0.0, s) - y * s)).sum() + RIDGE / 2 * w @ w)
 
     w = np.array([1.0, 0.0])  # (2,)
     for _ in range(NEWTON_STEPS):
         p = sigmoid(design @ w)  # (M,)
-        gradient = design.T @ (p - y) + RIDGE * w  # (2,)
-        hessian = (design * (p * (1 - p))[:, None]).T @ design + RIDGE * np.eye(2)  # (2, 2)
+        gradient = design.T @ (c * (p - y)) + RIDGE * w  # (2,)
+        hessian = (design * (c * p * (1 - p))[:, None]).T @ design + RIDGE * np.eye(2)  # (2, 2)
         step = np.linalg.solve(hessian, gradient)  # (2,)
         before = loss(w)
         while loss(w - step) > before and np.abs(step).max() > 1e-12:
@@ -157,22 +173,24 @@ def fit_logit_platt(z: np.ndarray, correct: np.ndarray) -> Calibration:
         if np.abs(step).max() < 1e-10:
             break
     if w[0] < MIN_SCALE:  # scores no better than chance: nearly the base rate, still increasing
-        base = np.clip(y.mean() if y.size else 0.5, LOSS_EPS, 1 - LOSS_EPS)
-        w = np.array([MIN_SCALE, np.log(base) - np.log1p(-base) - MIN_SCALE * (x.mean() if x.size else 0.0)])  # (2,)
+        base = np.clip(np.average(y, weights=c) if c.sum() > 0 else 0.5, LOSS_EPS, 1 - LOSS_EPS)
+        w = np.array([MIN_SCALE, np.log(base) - np.log1p(-base) - MIN_SCALE * (np.average(x, weights=c) if c.sum() > 0 else 0.0)])  # (2,)
     return Calibration(head_scale=float(w[0]), head_shift=float(w[1]), kind=LOGIT_PLATT)
 
 
-def fit_isotonic(z: np.ndarray, correct: np.ndarray) -> Calibration:
-    """The ``logit-isotonic`` mapping of raw logits ``z (N,)`` against ``correct (N,)``: centred isotonic
-    regression (Oron and Flournoy, 2017): the pool-adjacent-violators blocks over ``z`` sorted (equal ``z`` pooled
-    first), one knot per block at its mean ``z`` (infinite ones counted at the finite ends) with its accuracy, kept
-    only where both rise strictly, the values clipped to ``[VALUE_EPS, 1 − VALUE_EPS]``."""
+def fit_isotonic(z: np.ndarray, correct: np.ndarray, weights: np.ndarray | None = None) -> Calibration:
+    """The ``logit-isotonic`` mapping of raw logits ``z (N,)`` against ``correct (N,)`` (0/1 or soft targets, each
+    word counted ``weights (N,)`` times, once by default): centred isotonic regression (Oron and Flournoy, 2017): the
+    pool-adjacent-violators blocks over ``z`` sorted (equal ``z`` pooled first), one knot per block at its mean ``z``
+    (infinite ones counted at the finite ends) with its accuracy, kept only where both rise strictly, the values
+    clipped to ``[VALUE_EPS, 1 − VALUE_EPS]``."""
     z = np.asarray(z, dtype=np.float64)  # (N,)
+    c = np.ones_like(z) if weights is None else np.asarray(weights, dtype=np.float64)  # (N,)
     finite = z[np.isfinite(z)]  # (M,)
     ends = (finite.min(), finite.max()) if finite.size else (0.0, 0.0)
     at, where = np.unique(np.clip(z, *ends), return_inverse=True)  # (U,), (N,): equal logits pooled
-    weight = np.bincount(where, minlength=len(at)).astype(np.float64)  # (U,)
-    right = np.bincount(where, weights=np.asarray(correct, dtype=np.float64), minlength=len(at))  # (U,)
+    weight = np.bincount(where, weights=c, minlength=len(at))  # (U,)
+    right = np.bincount(where, weights=c * np.asarray(correct, dtype=np.float64), minlength=len(at))  # (U,)
     blocks: list[list[float]] = []  # [weight, right, Σ weight · z] per block, accuracies strictly increasing
     for w, r, x in zip(weight.tolist(), right.tolist(), at.tolist()):
         blocks.append([w, r, w * x])
@@ -191,6 +209,27 @@ def fit_isotonic(z: np.ndarray, correct: np.ndarray) -> Calibration:
 FITS = {LOGIT_PLATT: fit_logit_platt, LOGIT_ISOTONIC: fit_isotonic}  # the kinds spandep calibrate chooses among
 
 
+def shrunk_targets(z: np.ndarray, correct: np.ndarray, prior: Calibration | None, prior_words: float) -> np.ndarray:
+    """``(N,)`` each word's target for a fit shrunk towards the ``prior`` mapping: its correctness blended with the
+    prior's probability at its logit ``z``, as if ``prior_words`` more words like these were labelled by the prior,
+    ``(N · correct + λ · prior(z)) / (N + λ)``: a small dev leans on the prior, a large one barely moves."""
+    y = np.asarray(correct, dtype=np.float64)  # (N,)
+    if prior is None or prior_words <= 0 or not y.size:
+        return y
+    share = prior_words / (y.size + prior_words)
+    return (1 - share) * y + share * prior.from_logits(np.asarray(z, dtype=np.float64))  # (N,)
+
+
+def fit_pooled(kind: str, parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> Calibration:
+    """The mapping of ``kind`` fitted on the words ``(z (N_t,), correct (N_t,))`` of several treebanks at once, each
+    treebank weighing the same (its words ``1 / N_t`` each, scaled so that the weights sum to the words): the mapping
+    of a typical treebank, the prior of each one's own."""
+    kept = [(z, c) for z, c in parts if len(z)]
+    weights = np.concatenate([np.full(len(z), 1.0 / len(z)) for z, _ in kept])  # (N,)
+    z, correct = np.concatenate([z for z, _ in kept]), np.concatenate([c for _, c in kept])  # (N,) each
+    return FITS[kind](z, correct, weights * len(z) / len(kept))
+
+
 @dataclass(frozen=True)
 class Choice:
     """The kind chosen on dev, by the lowest log loss of a mapping fitted on one half of dev's sentences and
@@ -200,15 +239,16 @@ class Choice:
     held_out: dict[str, dict[str, float]]
 
 
-def choose_kind(z: np.ndarray, correct: np.ndarray, sentence: np.ndarray) -> Choice:
+def choose_kind(z: np.ndarray, correct: np.ndarray, sentence: np.ndarray, prior: Calibration | None = None, prior_words: float = 0.0) -> Choice:
     """Choose among :data:`FITS` for raw logits ``z (N,)``, ``correct (N,)`` and each word's sentence number
-    ``sentence (N,)`` (the halves: even and odd sentences)."""
+    ``sentence (N,)`` (the halves: even and odd sentences), each half's fit shrunk towards ``prior`` by
+    ``prior_words`` (:func:`shrunk_targets`)."""
     half = sentence % 2 == 0  # (N,)
     held_out = {}
     for kind, fit in FITS.items():
         losses, eces = [], []
         for train in (half, ~half):
-            mapped = fit(z[train], correct[train]).from_logits(z[~train])  # (N - |train|,)
+            mapped = fit(z[train], shrunk_targets(z[train], correct[train], prior, prior_words)).from_logits(z[~train])  # (N - |train|,)
             losses.append(log_loss(mapped, correct[~train]) * (~train).sum())
             eces.append(reliability(mapped, correct[~train]).ece * (~train).sum())
         held_out[kind] = {"log_loss": round(float(sum(losses)) / len(z), 5), "ece": round(100 * float(sum(eces)) / len(z), 2)}
