@@ -17,7 +17,7 @@ import pytest
 from conftest import DEV, write_config
 from typer.testing import CliRunner
 
-from benchmarks.scripts.model_card import calibration_from_result, card_from_result, end_to_end_from_result
+from benchmarks.scripts.model_card import calibration_from_result, card_from_result, end_to_end_from_result, speed_from_result
 from benchmarks.suite.systems import REPO, SHIPPED_PARSERS
 from spandep.cli.main import app
 from spandep.data.sentence import Sentence
@@ -109,8 +109,10 @@ def test_the_shipped_cards_are_their_benchmark_results():
             end_to_end = card.pop("end_to_end", {})  # from benchmarks/suite/raw_text.py, by mode
             if "source" in card:  # a suite result's
                 assert card_from_result(read(card["source"]["result"]), card["source"]["result"]) == card, model.name
-            else:
-                assert card == {"schema": "spandep-card/1"}, model.name  # a pool line's: end-to-end and calibration alone
+            else:  # a pool line's: end-to-end, calibration and the folder's speed alone
+                speed = card.pop("speed", None)
+                assert card == {"schema": "spandep-card/1"}, model.name
+                assert speed is None or speed_from_result(read(speed["source"]["result"]), speed["source"]["result"]) == speed
             if calibration is not None:
                 source = calibration["source"]["result"]
                 assert calibration_from_result(read(source), source) == calibration
@@ -305,3 +307,13 @@ def test_a_stale_build_is_replaced(split_zip_base):
     (folder / "leftover").write_text("x")
     assert split_zip_base.folder() == folder and split_zip_base.ready() and not (folder / "leftover").exists()
     assert sorted(p.name for p in folder.parent.iterdir()) == ["tiny-zip"]
+
+
+def test_a_cards_speed_comes_from_a_timed_gold_token_result_only():
+    result = {"schema": "spandep-raw-text/1", "mode": "gold", "treebank": "de_gsd", "words_per_s": 812.5, "threads": 1, "rounds": 3,
+              "machine": {"cpu": "some CPU"}, "command": "python -m benchmarks.suite.raw_text ...", "git_commit": "abc", "date": "2026-11-29"}
+    speed = speed_from_result(result, "benchmarks/results/languages/de_gsd__gold.json")
+    assert speed["words_per_s"] == 812.5 and speed["treebank"] == "de_gsd" and speed["source"]["result"].endswith("de_gsd__gold.json")
+    for untimed in ({**result, "words_per_s": None}, {**result, "mode": "raw"}, {**result, "schema": "spandep-benchmark/1"}):
+        with pytest.raises(SystemExit, match="not a timed gold-token result"):
+            speed_from_result(untimed, "x.json")

@@ -14,6 +14,8 @@ keeps the card's ``calibration`` and ``end_to_end``. An end-to-end result on tes
 raw text) sets the card's ``end_to_end[mode]``: the official CoNLL 2018 F1 of every metric, the treebank's UD release
 and training split (as the result records them, else as the pool's manifest does) and, from gold tokens, our
 own UAS / LAS, which ``spandep models`` shows for a card without a suite result (a treebank of the pool).
+``--speed RESULT``: the card's ``speed`` from a gold-token result of the same folder timed with ``--rounds N`` (a
+folder of several treebanks is timed on one treebank, named in the card).
 """
 
 from __future__ import annotations
@@ -77,6 +79,19 @@ def end_to_end_from_result(result: dict[str, Any], source: str) -> dict[str, Any
     }
 
 
+def speed_from_result(result: dict[str, Any], source: str) -> dict[str, Any]:
+    """The card's ``speed`` from a ``spandep-raw-text/1`` gold-token result timed on test (``--rounds N``), read
+    from ``source``: words per second parsing gold tokens, model load excluded, and the treebank it was timed on (a
+    folder of several treebanks is timed on one, its speed shown for each of its names)."""
+    if result.get("schema") != RAW_TEXT_SCHEMA or result.get("mode") != "gold" or result.get("words_per_s") is None:
+        raise SystemExit(f"{source}: not a timed gold-token result (benchmarks.suite.raw_text --mode gold --rounds N)")
+    return {
+        "words_per_s": result["words_per_s"], "threads": result["threads"], "device": "cpu", "cpu": result["machine"]["cpu"],
+        "treebank": result["treebank"], "rounds": result["rounds"],
+        "source": {"result": source, "command": result["command"], "git_commit": result["git_commit"], "date": result["date"]},
+    }
+
+
 def updated_card(old: dict[str, Any], result: dict[str, Any], source: str) -> dict[str, Any]:
     """The card ``old`` with what ``result`` (read from ``source``) measured: its calibration, one end-to-end mode, or
     the suite's test scores and speed (the card's calibration and end-to-end parts kept)."""
@@ -94,6 +109,8 @@ def main() -> None:
     parser.add_argument("model", type=Path, help="the shipped model folder to write card.json into")
     parser.add_argument("--treebank", help="for a folder trained on several treebanks: the one the results measured "
                         "(writes card-<treebank>.json, read by the catalogue names with that model_treebank)")
+    parser.add_argument("--speed", type=Path, help="a timed gold-token result of the same folder (any of its treebanks): "
+                        "the card's speed")
     args = parser.parse_args()
     path = args.model / card_file(args.treebank)
     card = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
@@ -106,6 +123,11 @@ def main() -> None:
         if args.treebank and measured != args.treebank:
             raise SystemExit(f"{file} measured treebank {measured}, not {args.treebank}")
         card = updated_card(card, result, str(file.resolve().relative_to(REPO)))
+    if args.speed:
+        result = json.loads(args.speed.read_text(encoding="utf-8"))
+        if (REPO / result["model"]).resolve() != args.model.resolve():
+            raise SystemExit(f"{args.speed} timed {result['model']}, not {args.model}")
+        card = {"schema": CARD_SCHEMA, **card, "speed": speed_from_result(result, str(args.speed.resolve().relative_to(REPO)))}
     write_json(path, card)
     print(f"wrote {path}")
 

@@ -9,7 +9,8 @@
 #   4. every treebank of the pool scored from gold tokens, and each with a trained tokenizer from raw text, into
 #      results/languages (score_pool.py; a result of another model folder, or split by rules where a tokenizer is
 #      trained now, is scored again);
-#   5. each line's card (model_card.py: gold, raw, calibration).
+#   5. the folder timed once on $SPEED's test from gold tokens (score_pool --rounds 3), then each line's card
+#      (model_card.py: gold, raw, calibration, --speed that timing).
 # Usage: benchmarks/scripts/ship_pool.sh MODEL TOKENIZERS   (needs runs/pool from multilingual_pool.py, or $SPANDEP_POOL)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,6 +18,7 @@ cd "$(dirname "$0")/../.."
 model=$1 tokenizers=$2
 PY=${PYTHON:-.venv/bin/python}
 OUT=src/spandep/resources/multilingual
+SPEED=de_gsd  # the treebank whose test times the folder (gold tokens, 3 rounds): every line's card shows that speed
 export OMP_NUM_THREADS=1 PYTHONPATH=$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}
 [ -f "$OUT/config.json" ] || "$PY" -m spandep export "$model" "$OUT" --int8-all
 "$PY" -c 'import sys; from pathlib import Path; from benchmarks.scripts.score_pool import add_tokenizers; from benchmarks.suite.systems import pool_entries
@@ -40,9 +42,11 @@ def stale(t):
 print(" ".join(t for t in pool_entries() if stale(t)))' "$mode" "$OUT" "$tokenizers")
   [ -z "$stale" ] || "$PY" -m benchmarks.scripts.score_pool "$OUT" --mode "$mode" --treebanks $stale --again --tokenizers "$tokenizers"
 done
+timed=benchmarks/results/languages/${SPEED}__gold.json  # the folder's speed, timed on one treebank's test
+grep -q '"words_per_s"' "$timed" || "$PY" -m benchmarks.scripts.score_pool "$OUT" --mode gold --treebanks "$SPEED" --again --rounds 3
 "$PY" -c 'from spandep.storage.catalogue import read_catalogue
 print("\n".join(f"{n} {m.code}" for n, m in read_catalogue()[1].items() if m.folder.name == "multilingual"))' |
 while read -r name tb; do
   results=("benchmarks/results/languages/${tb}__gold.json" "benchmarks/results/languages/${tb}__raw.json" "benchmarks/results/calibration/$name.json")
-  "$PY" -m benchmarks.scripts.model_card "${results[@]}" "$OUT" --treebank "$tb"
+  "$PY" -m benchmarks.scripts.model_card "${results[@]}" "$OUT" --treebank "$tb" --speed "$timed"
 done

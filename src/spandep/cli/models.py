@@ -51,6 +51,7 @@ def model_row(model: ShippedModel, default: str, shared: int = 1) -> dict[str, A
         "LAS_gold_official": gold.get("official_f1", {}).get("LAS"), "LAS_raw_official": raw.get("official_f1", {}).get("LAS"),
         "head_ECE": calibration.get("head_ece"), "confidence_values_per_1000": calibration.get("distinct_per_1000"),
         "words_per_s": speed.get("words_per_s"), "speed_threads": speed.get("threads"), "speed_cpu": speed.get("cpu"),
+        "speed_treebank": speed.get("treebank", test.get("treebank")) if speed else None,
         "figures_from": card.get("source", {}).get("result"),
     }
 
