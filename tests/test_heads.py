@@ -343,3 +343,19 @@ def test_the_feats_lexicon_comes_before_the_pair_lexicon_where_the_bundle_is_pre
     assert bare.refine(values, forms, {"upos": upos}) == [["she", "she", "Her"]]  # no FEATS head is not "no features"
     assert head.export_config()["feats_lexicon"] == {"PRON": {poss: {"her": "her"}}}
     assert "feats_lexicon" not in Lemmatizer(8, ['["keep", 0, "", 0, ""]'], lexicon={}).export_config()  # models saved before it
+
+
+def test_a_parse_as_one_treebank_reads_its_own_lexicons_then_those_of_all() -> None:
+    def word(form: str, upos: str, lemma: str) -> Token:
+        return Token(1, form, lemma=lemma, upos=upos)
+
+    trains = {"nn": [Sentence([word("er", "AUX", "vere"), word("ikkje", "ADV", "ikkje")])] * 3, "nb": [Sentence([word("er", "AUX", "være")])]}
+    shared = lemma_lexicon([s for t in trains.values() for s in t])
+    config = Lemmatizer.treebank_config({"lexicon": shared, "feats_lexicon": {}}, trains)
+    assert config["lexicon"] == {"AUX": {"er": "vere"}, "ADV": {"ikkje": "ikkje"}} and config["treebank_lexicons"]["nb"]["lexicon"] == {"AUX": {"er": "være"}}
+    head = Lemmatizer(8, ['["keep", 0, "", 0, ""]'], **config)
+    values, forms, upos = [["er", "ikkje", "huset"]], [["er", "ikkje", "huset"]], {"upos": [["AUX", "ADV", "NOUN"]]}
+    assert head.refine(values, forms, upos, "nb") == [["være", "ikkje", "huset"]]  # its own, then all's, then the script's
+    assert head.refine(values, forms, upos, "nn") == [["vere", "ikkje", "huset"]]
+    assert head.refine(values, forms, upos) == [["vere", "ikkje", "huset"]]  # no treebank named: the lexicons of all
+    assert head.export_config()["treebank_lexicons"]["nn"]["lexicon"] == {"ADV": {"ikkje": "ikkje"}, "AUX": {"er": "vere"}}

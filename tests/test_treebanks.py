@@ -22,6 +22,7 @@ from spandep.cli.main import app
 from spandep.data.conllu import read_conllu, write_conllu
 from spandep.data.sentence import Sentence
 from spandep.errors import InputFormatError
+from spandep.models.heads.lemma import lemma_lexicon
 from spandep.options import InferenceOptions
 from spandep.storage import catalogue
 from spandep.storage.model_io import load_model, save_inference
@@ -88,6 +89,9 @@ def test_the_log_gives_each_treebank_and_selects_on_their_macro_average(joint: P
     config = json.loads((joint / "model" / "config.json").read_text())["model"]
     assert config["treebanks"]["names"] == ["a", "b"] and config["treebanks"]["dim"] == 4
     assert sorted(p.name for p in (joint / "model" / "tokenizers").iterdir()) == ["a", "b"]
+    lemma = load_model(joint / "model").heads["lemma"]  # each treebank's own lexicons, from its own training words
+    assert lemma.lexicon and sorted(lemma.treebank_lexicons) == ["a", "b"]
+    assert lemma.treebank_lexicons["a"]["lexicon"] == lemma_lexicon(list(read_conllu(TRAIN)))
 
 
 def test_each_treebank_gets_only_its_own_labels_and_columns(joint: Path) -> None:

@@ -57,6 +57,7 @@ def config_from_data(
         for name, head in model_config["heads"].items():
             vocabularies[name], seen[name] = HEADS.get(name).class_names(head), HEADS.get(name).classes
         model_config["treebanks"] = Treebanks.config_from_data(treebank_dim, treebanks, vocabularies, seen)
+        model_config["heads"] = {name: HEADS.get(name).treebank_config(head, treebanks) for name, head in model_config["heads"].items()}
     return {
         "model": {"model_type": model_type, **model_config},
         "encoder": {"type": encoder_type, **ENCODERS.get(encoder_type).config_from_data(encoder, train)},

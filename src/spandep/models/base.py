@@ -335,7 +335,7 @@ class Parser(SettingsCheck, nn.Module):
             head_inputs = replace(inputs, vectors=self.head_vectors(x, head), columns={c: columns[c] for c in head.reads})
             per_head[name] = head.predict(head_inputs, allowed[name])
             columns[head.column] = per_head[name]
-        per_head = {name: head.refine(per_head[name], forms, columns) for name, head in active.items()}
+        per_head = {name: head.refine(per_head[name], forms, columns, options.treebank) for name, head in active.items()}
         return [{name: values[b] for name, values in per_head.items()} for b in range(x.size(0))]
 
     def heads_loss(self, x: torch.Tensor, batch: dict[str, Any]) -> torch.Tensor | float:

@@ -161,9 +161,18 @@ class OutputHead(nn.Module):
         (``None``: all)."""
         raise NotImplementedError
 
-    def refine(self, values: list[list[str]], forms: Sequence[Sequence[str]], columns: dict[str, list[list[str]]]) -> list[list[str]]:
+    @classmethod
+    def treebank_config(cls, config: dict[str, Any], trains: Mapping[str, Sequence[Sentence]]) -> dict[str, Any]:
+        """The config of this head in a model of several treebanks, from its ``config`` over all of them and each
+        treebank's training sentences (``trains``); by default the same."""
+        return config
+
+    def refine(
+        self, values: list[list[str]], forms: Sequence[Sequence[str]], columns: dict[str, list[list[str]]], treebank: str | None = None,
+    ) -> list[list[str]]:
         """A second look at this head's predicted ``values`` once every head has predicted (``columns``: each head's
-        values by column name, this one's included); by default they stand."""
+        values by column name, this one's included; ``treebank``: the one parsed as, in a model of several); by
+        default they stand."""
         return values
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,6 +127,26 @@ def lemma_feats_lexicon(train: Sequence[Sentence], lexicon: dict[str, dict[str, 
     return table
 
 
+def treebank_lexicons(trains: Mapping[str, Sequence[Sentence]]) -> dict[str, dict[str, Any]]:
+    """Each treebank's lexicons from its training sentences: ``{treebank: {"lexicon": ..., "feats_lexicon": ...}}``."""
+    tables = {}
+    for name, train in trains.items():
+        lexicon = lemma_lexicon(train)
+        tables[name] = {"lexicon": lexicon, "feats_lexicon": lemma_feats_lexicon(train, lexicon)}
+    return tables
+
+
+def looked_up(tables: Sequence[tuple[dict[str, Any], dict[str, Any]]], lemma: str, form: str, tag: str, bundle: str | None) -> str:
+    """The lemma of the first ``(lexicon, feats_lexicon)`` of ``tables`` that knows the word: its (form, UPOS, FEATS)
+    triple, else its (form, UPOS) pair; ``lemma`` (the script's) where none does."""
+    for lexicon, feats_lexicon in tables:
+        by_bundle = feats_lexicon.get(tag, {}).get(bundle, {}) if bundle is not None else {}
+        found = by_bundle.get(form) or lexicon.get(tag, {}).get(form)
+        if found:
+            return found
+    return lemma
+
+
 def writing_systems(form: str) -> set[str]:
     """The Unicode scripts of a form's letters (the first word of each letter's name: LATIN, CYRILLIC, CJK, ...)."""
     return {unicodedata.name(c, "?").split(" ")[0] for c in form if c.isalpha()}
@@ -136,17 +156,22 @@ class Lemmatizer(ClassifierHead):
     """Edit scripts as classes (``tags`` are :meth:`EditScript.to_tag` strings); ``writing_systems``: the Unicode
     scripts of the training forms' letters; ``lexicon``: UPOS → form → the lemma it had most often in training;
     ``feats_lexicon``: UPOS → FEATS → form → lemma where the bundle changes it (:func:`lemma_feats_lexicon`);
-    ``upos_tags``, ``feats_tags``: the UPOS and bundles seen in training, for ``upos_embed`` and ``feats_embed``."""
+    ``upos_tags``, ``feats_tags``: the UPOS and bundles seen in training, for ``upos_embed`` and ``feats_embed``;
+    ``treebank_lexicons``: in a model of several treebanks, each one's two lexicons from its own training data
+    (``{treebank: {"lexicon": ..., "feats_lexicon": ...}}``), read by a parse as that treebank before the lexicons of
+    them all, which serve a pair its own lacks (else a form takes the lemma it had most often in any language:
+    Nynorsk's ``vere`` for Bokmål's ``er``; chosen on dev, docs/heads.md)."""
 
     name = "lemma"
     column = "lemma"
     config_defaults = {**ClassifierHead.config_defaults, "upos_embed": 0, "feats_embed": 0}
-    stored_apart = ("lexicon", "feats_lexicon")  # tables of the training words, megabytes of JSON in a pool model
+    stored_apart = ("lexicon", "feats_lexicon", "treebank_lexicons")  # tables of the training words, megabytes of JSON in a pool model
 
     def __init__(
         self, n_in: int, tags: Sequence[str], writing_systems: Sequence[str] = (), lexicon: dict[str, dict[str, str]] | None = None,
         upos_embed: int = 0, feats_embed: int = 0, upos_tags: Sequence[str] = (), feats_tags: Sequence[str] = (),
-        feats_lexicon: dict[str, dict[str, dict[str, str]]] | None = None, **settings: Any,
+        feats_lexicon: dict[str, dict[str, dict[str, str]]] | None = None,
+        treebank_lexicons: dict[str, dict[str, Any]] | None = None, **settings: Any,
     ) -> None:
         given = {"upos": (upos_tags, upos_embed), "feats": (feats_tags, feats_embed)}
         conditions = {column: (list(vocab), dim) for column, (vocab, dim) in given.items() if dim}
@@ -161,6 +186,9 @@ class Lemmatizer(ClassifierHead):
         self.feats_lexicon = feats_lexicon or {}
         if feats_lexicon is not None:
             self.hparams["feats_lexicon"] = self.feats_lexicon
+        self.treebank_lexicons = treebank_lexicons or {}
+        if treebank_lexicons is not None:
+            self.hparams["treebank_lexicons"] = self.treebank_lexicons
         self.scripts = [EditScript.from_tag(t) for t in self.tags]
 
     @classmethod
@@ -182,21 +210,26 @@ class Lemmatizer(ClassifierHead):
                 config[f"{column}_tags"] = sorted({getattr(w, column) for s in train for w in s.words} - unknown)
         return config
 
-    def refine(self, values: list[list[str]], forms: Sequence[Sequence[str]], columns: dict[str, list[list[str]]]) -> list[list[str]]:
+    @classmethod
+    def treebank_config(cls, config: dict[str, Any], trains: Mapping[str, Sequence[Sentence]]) -> dict[str, Any]:
+        """Each treebank's own lexicons (:func:`treebank_lexicons`) beside those of them all."""
+        return {**config, "treebank_lexicons": treebank_lexicons(trains)}
+
+    def refine(
+        self, values: list[list[str]], forms: Sequence[Sequence[str]], columns: dict[str, list[list[str]]], treebank: str | None = None,
+    ) -> list[list[str]]:
         """The lexicon's lemma where it knows the word's (form, predicted UPOS, predicted FEATS), else its (form,
-        predicted UPOS); the script's elsewhere."""
-        if not self.lexicon or "upos" not in columns:
+        predicted UPOS); the script's elsewhere. A parse as a treebank with lexicons of its own reads those first."""
+        own = self.treebank_lexicons.get(treebank) if treebank is not None else None
+        tables = [(own["lexicon"], own["feats_lexicon"])] if own else []
+        tables = [t for t in (*tables, (self.lexicon, self.feats_lexicon)) if t[0]]
+        if not tables or "upos" not in columns:
             return values
         bundles = columns.get("feats") or [[None] * len(words) for words in forms]  # no FEATS head: the pairs alone
         return [
-            [self._looked_up(lemma, form, tag, bundle) for lemma, form, tag, bundle in zip(row, words, tags, feats)]
+            [looked_up(tables, lemma, form, tag, bundle) for lemma, form, tag, bundle in zip(row, words, tags, feats)]
             for row, words, tags, feats in zip(values, forms, columns["upos"], bundles)
         ]
-
-    def _looked_up(self, lemma: str, form: str, tag: str, bundle: str | None) -> str:
-        """The lexicons' lemma of (form, UPOS, FEATS), else of (form, UPOS), else ``lemma`` (the script's)."""
-        by_bundle = self.feats_lexicon.get(tag, {}).get(bundle, {}) if bundle is not None else {}
-        return by_bundle.get(form) or self.lexicon.get(tag, {}).get(form, lemma)
 
     def value(self, tag: str, form: str) -> str:
         if not writing_systems(form) <= self.writing_systems:
