@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.suite.raw_text import dataset
+from benchmarks.suite.raw_text import dataset, first_words
 from benchmarks.suite.record import portable_path, stamp, write_json
 from benchmarks.suite.systems import REPO, pool_entries, pool_folder
-from spandep.evaluation.calibration import FITS, fit_pooled, log_loss, reliability, shrunk_targets
+from spandep.evaluation.calibration import FITS, fit_pooled, held_out
 
 SCORES = REPO / "runs" / "calibration-scores"
 SCHEMA = "spandep-calibration-prior/1"
@@ -52,33 +52,15 @@ def scores(folder: Path, cap: int, treebanks: list[str]) -> None:
         out = SCORES / f"{name}.npz"
         if out.is_file():
             continue
-        gold, words_in = [], 0
-        for sentence in read_conllu(dataset(name, pool_folder()).dev):
-            if words_in >= cap:
-                break
-            gold.append(sentence)
-            words_in += len(sentence.heads)
+        dev = list(read_conllu(dataset(name, pool_folder()).dev))
+        gold = first_words(dev, cap)
         options = InferenceOptions(treebank=name)
         words = WordScores.read(gold, parse_sentences(parser, gold, options), parser.calibration.for_treebank(name))
-        dev_words = sum(len(s.heads) for s in read_conllu(dataset(name, pool_folder()).dev))
+        dev_words = sum(len(s.words) for s in dev)
         tmp = out.with_suffix(".tmp.npz")
         np.savez(tmp, z=words.z, right=words.head_right, sentence=words.sentence, dev_words=dev_words)
         tmp.replace(out)
         print(f"{name}: {len(words.z)} of {dev_words} dev words", flush=True)
-
-
-def held_out(z: np.ndarray, right: np.ndarray, sentence: np.ndarray, kind: str, prior, strength: float) -> tuple[float, float]:
-    """Log loss and ECE (%) on each half of a mapping fitted on the other (summed over both, per word)."""
-    half = sentence % 2 == 0  # (N,)
-    loss = ece = 0.0
-    for train in (half, ~half):
-        if math.isinf(strength):
-            mapped = prior.from_logits(z[~train])  # (M,)
-        else:
-            mapped = FITS[kind](z[train], shrunk_targets(z[train], right[train], prior, strength)).from_logits(z[~train])  # (M,)
-        loss += log_loss(mapped, right[~train]) * (~train).sum()
-        ece += reliability(mapped, right[~train]).ece * (~train).sum()
-    return loss / len(z), 100 * ece / len(z)
 
 
 def compare(strengths: list[float], prior_kind: str) -> dict:
@@ -87,9 +69,11 @@ def compare(strengths: list[float], prior_kind: str) -> dict:
     rows = {}
     for name, d in data.items():
         prior = fit_pooled(prior_kind, [(o["z"], o["right"]) for other, o in data.items() if other != name])
-        rows[name] = {"dev_words": int(d["dev_words"]), "words": int(len(d["z"])), "figures": {
-            f"{kind}@{s:g}": held_out(d["z"], d["right"].astype(bool), d["sentence"], kind, prior, s)
-            for s in strengths for kind in (FITS if not math.isinf(s) else ["prior"])}}
+        figures = {f"{kind}@{s:g}": held_out(fit, d["z"], d["right"].astype(bool), d["sentence"], prior, s)
+                   for s in strengths if not math.isinf(s) for kind, fit in FITS.items()}
+        if any(math.isinf(s) for s in strengths):  # the prior alone: a "fit" that ignores the treebank's words
+            figures["prior@inf"] = held_out(lambda *_, prior=prior: prior, d["z"], d["right"].astype(bool), d["sentence"])
+        rows[name] = {"dev_words": int(d["dev_words"]), "words": int(len(d["z"])), "figures": figures}
         print(name, rows[name]["dev_words"], " ".join(f"{k} {v[0]:.4f}/{v[1]:.2f}" for k, v in rows[name]["figures"].items()), flush=True)
     groups = {}
     for low, high, label in GROUPS:

@@ -81,7 +81,8 @@ def stale(names: list[str]) -> list[str]:
     """The names whose test result is missing or measured with another calibration than their dev report's."""
     def mapping(path: Path) -> object:
         return json.loads(path.read_text(encoding="utf-8")).get("calibration") if path.is_file() else None
-    return [n for n in names if mapping(OUT / f"{n}.json") is None or mapping(OUT / f"{n}.json") != mapping(OUT / f"{n}.dev.json")]
+    measured = {n: mapping(OUT / f"{n}.json") for n in names}
+    return [n for n in names if measured[n] is None or measured[n] != mapping(OUT / f"{n}.dev.json")]
 
 
 def measure(names: list[str]) -> None:

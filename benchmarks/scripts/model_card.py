@@ -102,6 +102,15 @@ def updated_card(old: dict[str, Any], result: dict[str, Any], source: str) -> di
     return {**card_from_result(result, source), **{key: old[key] for key in ("calibration", "end_to_end") if key in old}}
 
 
+def result_of(file: Path, model: Path) -> dict[str, Any]:
+    """The result in ``file``, which must have measured the folder ``model`` (its ``folder``, or ``model``, field)."""
+    result = json.loads(file.read_text(encoding="utf-8"))
+    folder = result["folder" if result.get("schema") == CALIBRATION_SCHEMA else "model"]
+    if (REPO / folder).resolve() != model.resolve():
+        raise SystemExit(f"{file} measured {folder}, not {model}")
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("results", type=Path, nargs="+", help="benchmarks/results/<dataset>__<system>.json of the model (or "
@@ -115,19 +124,13 @@ def main() -> None:
     path = args.model / card_file(args.treebank)
     card = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     for file in args.results:
-        result = json.loads(file.read_text(encoding="utf-8"))
-        folder = result["folder" if result.get("schema") == CALIBRATION_SCHEMA else "model"]
-        if (REPO / folder).resolve() != args.model.resolve():
-            raise SystemExit(f"{file} measured {folder}, not {args.model}")
+        result = result_of(file, args.model)
         measured = result.get("model_treebank", result.get("treebank"))
         if args.treebank and measured != args.treebank:
             raise SystemExit(f"{file} measured treebank {measured}, not {args.treebank}")
         card = updated_card(card, result, str(file.resolve().relative_to(REPO)))
     if args.speed:
-        result = json.loads(args.speed.read_text(encoding="utf-8"))
-        if (REPO / result["model"]).resolve() != args.model.resolve():
-            raise SystemExit(f"{args.speed} timed {result['model']}, not {args.model}")
-        card = {"schema": CARD_SCHEMA, **card, "speed": speed_from_result(result, str(args.speed.resolve().relative_to(REPO)))}
+        card = {"schema": CARD_SCHEMA, **card, "speed": speed_from_result(result_of(args.speed, args.model), str(args.speed.resolve().relative_to(REPO)))}
     write_json(path, card)
     print(f"wrote {path}")
 

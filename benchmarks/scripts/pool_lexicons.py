@@ -27,10 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.suite.raw_text import first_words
 from benchmarks.suite.record import portable_path, stamp, write_json
 from benchmarks.suite.systems import pool_folder
 from spandep.data.conllu import read_conllu
-from spandep.models.heads.lemma import Lemmatizer, lemma_feats_lexicon, lemma_lexicon, looked_up, treebank_lexicons
+from spandep.models.heads.lemma import Lemmatizer, lexicons, looked_up, treebank_lexicons
 from spandep.storage.model_io import read_model_config, write_model_config
 
 SCHEMA = "spandep-lexicons/1"
@@ -65,18 +66,13 @@ def compare(folder: Path, pool: Path, cap: int, only: list[str] | None = None) -
     assert isinstance(head, Lemmatizer)
     names = parser.treebanks.names
     trains = trains_of(names, pool)  # every treebank's, for the lexicons of all
-    shared = lemma_lexicon([s for t in trains.values() for s in t])
-    everyone = (shared, lemma_feats_lexicon([s for t in trains.values() for s in t], shared))
+    shared = lexicons([s for t in trains.values() for s in t])
+    everyone = (shared["lexicon"], shared["feats_lexicon"])
     own_tables = treebank_lexicons(trains)
     head.lexicon, head.feats_lexicon, head.treebank_lexicons = {}, {}, {}  # the scripts' lemmas come through
     rows = {}
     for name in only or names:
-        gold, words = [], 0
-        for sentence in read_conllu(pool / name / "dev.conllu"):
-            if words >= cap:
-                break
-            gold.append(sentence)
-            words += len(sentence.words)
+        gold = first_words(list(read_conllu(pool / name / "dev.conllu")), cap)
         blank = [replace(s, words=[replace(w, upos="_", xpos="_", feats="_", lemma="_") for w in s.words]) for s in gold]
         parsed = parse_sentences(parser, blank, InferenceOptions(treebank=name))
         own = (own_tables[name]["lexicon"], own_tables[name]["feats_lexicon"])

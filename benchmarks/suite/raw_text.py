@@ -185,6 +185,17 @@ def gold_sentences(path: Path, v1: bool) -> list[Sentence]:
     return [to_v2(s) for s in sentences] if v1 else sentences
 
 
+def first_words(sentences: list[Sentence], cap: int) -> list[Sentence]:
+    """Whole ``sentences`` from the first, up to the one that brings them to ``cap`` words (a dev sample)."""
+    kept, words = [], 0
+    for sentence in sentences:
+        if words >= cap:
+            break
+        kept.append(sentence)
+        words += len(sentence.words)
+    return kept
+
+
 def arguments(argv: list[str] | None) -> argparse.Namespace:
     """The command line (``argv``; ``None``: the process's)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -88,6 +88,7 @@ def calibrate(
             calibration = calibration.with_treebank(None, pooled)
         prior = calibration if treebanks and calibration.kind != PLATT else None  # PLATT: no pooled mapping saved yet
         lean = prior_words if prior is not None else 0.0
+        prior_entry = None if prior is None else replace(prior, treebanks={}).to_dict()
         for name, w in words.items():
             choice = choose_kind(w.z, w.head_right, w.sentence, prior, lean)
             fitted = FITS[choice.kind if kind == AUTO else kind](w.z, shrunk_targets(w.z, w.head_right, prior, lean))
@@ -97,7 +98,7 @@ def calibrate(
                 "model": str(model), "dev": " ".join(map(str, groups[name])), "treebank": name,
                 **{k: v for k, v in after.items() if k not in ("head_ece", "distinct_per_1000", "las_ece")},
                 "head_ece_saved": saved["head_ece"], "distinct_per_1000_saved": saved["distinct_per_1000"],
-                "prior": None if prior is None else replace(prior, treebanks={}).to_dict(), "prior_words": lean,
+                "prior": prior_entry, "prior_words": lean,
                 "held_out": choice.held_out, "chosen": choice.kind, "kind": fitted.kind, "calibration": fitted.to_dict(),
                 "head_ece_fitted": after["head_ece"], "distinct_per_1000_fitted": after["distinct_per_1000"], "las_ece_fitted": after["las_ece"],
             }
@@ -110,7 +111,8 @@ def calibrate(
             place = "" if not treebanks else f" for {len(treebanks)} treebank{'s' if len(treebanks) > 1 else ''}"
             typer.echo(f"saved the head probabilities' calibration{place} in {model / 'config.json'}")
         if plot is not None:
-            first = words[next(iter(groups))]
+            name = next(iter(groups))
+            first = words[name]
             curves = {"head, raw": reliability(first.raw, first.head_right), "head, saved": reliability(first.saved, first.head_right),
-                      "head, fitted": reliability(calibration.for_treebank(next(iter(groups))).from_logits(first.z), first.head_right)}
+                      "head, fitted": reliability(calibration.for_treebank(name).from_logits(first.z), first.head_right)}
             write_bytes(plot_reliability(curves, f"{model.name} on {dev[0].name}"), plot)

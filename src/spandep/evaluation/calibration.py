@@ -12,7 +12,7 @@ one parse serves the fit. docs/heads.md ("Confidence") says why.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +24,7 @@ from spandep.models.confidence import LOGIT_ISOTONIC, LOGIT_PLATT, Calibration, 
 
 __all__ = [
     "BINS", "FITS", "Choice", "Reliability", "WordScores", "choose_kind", "distinct_per_thousand", "ece_floor", "expected_calibration_error", "fit_isotonic",
-    "fit_logit_platt", "fit_pooled", "log_loss", "plot_reliability", "reliability", "shrunk_targets",
+    "fit_logit_platt", "fit_pooled", "held_out", "log_loss", "plot_reliability", "reliability", "shrunk_targets",
 ]
 
 BINS = 10
@@ -239,20 +239,29 @@ class Choice:
     held_out: dict[str, dict[str, float]]
 
 
+def held_out(
+    fit: Callable[[np.ndarray, np.ndarray], Calibration], z: np.ndarray, correct: np.ndarray, sentence: np.ndarray,
+    prior: Calibration | None = None, prior_words: float = 0.0,
+) -> tuple[float, float]:
+    """The log loss and ECE (%) of a mapping ``fit`` (``z``, targets) → :class:`Calibration` fitted on the even
+    sentences and measured on the odd ones and the other way round, per word of both (``z``, ``correct``,
+    ``sentence``: ``(N,)`` each); each half's fit shrunk towards ``prior`` by ``prior_words`` (:func:`shrunk_targets`)."""
+    half = sentence % 2 == 0  # (N,)
+    loss = ece = 0.0
+    for train in (half, ~half):
+        mapped = fit(z[train], shrunk_targets(z[train], correct[train], prior, prior_words)).from_logits(z[~train])  # (N - |train|,)
+        loss += log_loss(mapped, correct[~train]) * (~train).sum()
+        ece += reliability(mapped, correct[~train]).ece * (~train).sum()
+    return float(loss) / len(z), 100 * float(ece) / len(z)
+
+
 def choose_kind(z: np.ndarray, correct: np.ndarray, sentence: np.ndarray, prior: Calibration | None = None, prior_words: float = 0.0) -> Choice:
     """Choose among :data:`FITS` for raw logits ``z (N,)``, ``correct (N,)`` and each word's sentence number
-    ``sentence (N,)`` (the halves: even and odd sentences), each half's fit shrunk towards ``prior`` by
-    ``prior_words`` (:func:`shrunk_targets`)."""
-    half = sentence % 2 == 0  # (N,)
-    held_out = {}
-    for kind, fit in FITS.items():
-        losses, eces = [], []
-        for train in (half, ~half):
-            mapped = fit(z[train], shrunk_targets(z[train], correct[train], prior, prior_words)).from_logits(z[~train])  # (N - |train|,)
-            losses.append(log_loss(mapped, correct[~train]) * (~train).sum())
-            eces.append(reliability(mapped, correct[~train]).ece * (~train).sum())
-        held_out[kind] = {"log_loss": round(float(sum(losses)) / len(z), 5), "ece": round(100 * float(sum(eces)) / len(z), 2)}
-    return Choice(min(held_out, key=lambda k: held_out[k]["log_loss"]), held_out)
+    ``sentence (N,)`` by their :func:`held_out` log loss (the halves: even and odd sentences), each half's fit shrunk
+    towards ``prior`` by ``prior_words``."""
+    figures = {kind: held_out(fit, z, correct, sentence, prior, prior_words) for kind, fit in FITS.items()}
+    scores = {kind: {"log_loss": round(loss, 5), "ece": round(ece, 2)} for kind, (loss, ece) in figures.items()}
+    return Choice(min(scores, key=lambda k: scores[k]["log_loss"]), scores)
 
 
 def plot_reliability(curves: dict[str, Reliability], title: str) -> bytes:

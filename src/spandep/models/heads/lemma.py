@@ -127,13 +127,16 @@ def lemma_feats_lexicon(train: Sequence[Sentence], lexicon: dict[str, dict[str, 
     return table
 
 
+def lexicons(train: Sequence[Sentence]) -> dict[str, Any]:
+    """Both lexicons of ``train``: ``{"lexicon": ..., "feats_lexicon": ...}`` (:func:`lemma_lexicon`,
+    :func:`lemma_feats_lexicon`)."""
+    lexicon = lemma_lexicon(train)
+    return {"lexicon": lexicon, "feats_lexicon": lemma_feats_lexicon(train, lexicon)}
+
+
 def treebank_lexicons(trains: Mapping[str, Sequence[Sentence]]) -> dict[str, dict[str, Any]]:
     """Each treebank's lexicons from its training sentences: ``{treebank: {"lexicon": ..., "feats_lexicon": ...}}``."""
-    tables = {}
-    for name, train in trains.items():
-        lexicon = lemma_lexicon(train)
-        tables[name] = {"lexicon": lexicon, "feats_lexicon": lemma_feats_lexicon(train, lexicon)}
-    return tables
+    return {name: lexicons(train) for name, train in trains.items()}
 
 
 def looked_up(tables: Sequence[tuple[dict[str, Any], dict[str, Any]]], lemma: str, form: str, tag: str, bundle: str | None) -> str:
@@ -202,8 +205,7 @@ class Lemmatizer(ClassifierHead):
     @classmethod
     def config_from_data(cls, settings: dict[str, Any], train: Sequence[Sentence], first: Sequence[str] = ()) -> dict[str, Any]:
         seen = sorted(set().union(*(writing_systems(w.form) for s in train for w in s.words)))
-        lexicon = lemma_lexicon(train)
-        config = {**super().config_from_data(settings, train, first), "writing_systems": seen, "lexicon": lexicon, "feats_lexicon": lemma_feats_lexicon(train, lexicon)}
+        config = {**super().config_from_data(settings, train, first), "writing_systems": seen, **lexicons(train)}
         for column in ("upos", "feats"):
             if settings[f"{column}_embed"]:
                 unknown = {"_"} if column == "upos" else set()  # in FEATS, "_" is a value: no features
