@@ -75,3 +75,18 @@ def test_stamping_a_stamped_report_again_keeps_its_own_fields() -> None:
 def test_no_checkout_means_the_commit_the_environment_names(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("SPANDEP_COMMIT", "abc123")
     assert provenance.checkout(tmp_path) == {"git_commit": "abc123", "git_dirty": None}
+
+
+def test_a_results_weights_digest_follows_the_folders_weights_and_lexicons(tmp_path) -> None:
+    """``ship_pool.sh`` scores a treebank again when its result was made with other weights in the same folder."""
+    from benchmarks.suite.record import weights_digest
+
+    assert weights_digest(tmp_path) is None and weights_digest("en") is None  # no weights: nothing to compare
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    first = weights_digest(tmp_path)
+    (tmp_path / "config.json").write_text("{}", encoding="utf-8")  # a calibration written: the parses stay
+    assert weights_digest(tmp_path) == first and len(first) == 16
+    (tmp_path / "heads.json.xz").write_bytes(b"lexicons")
+    with_lexicons = weights_digest(tmp_path)
+    (tmp_path / "model.safetensors").write_bytes(b"other weights")
+    assert len({first, with_lexicons, weights_digest(tmp_path)}) == 3

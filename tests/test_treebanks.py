@@ -170,6 +170,7 @@ def test_the_calibration_table_fits_and_measures_a_shipped_names_own_treebank(
     joint: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from benchmarks.scripts import calibration_table
+    from benchmarks.suite.record import weights_digest
     from benchmarks.suite.systems import Dataset
 
     shutil.copytree(joint / "model", tmp_path / "model")
@@ -194,6 +195,7 @@ def test_the_calibration_table_fits_and_measures_a_shipped_names_own_treebank(
     reports = {n: json.loads((tmp_path / "results" / f"{n}.dev.json").read_text()) for n in ("aa", "bb")}
     assert saved["kind"] == "logit-platt" and sorted(saved["treebanks"]) == ["a", "b"]  # the pooled mapping, the model's own
     assert all(r["calibration"] == saved["treebanks"][r["treebank"]] and r["prior"]["head_scale"] == saved["head_scale"] for r in reports.values())
+    assert {r["weights"] for r in reports.values()} == {weights_digest(tmp_path / "model")} != {None}  # ship_pool.sh's staleness
     assert calibration_table.stale(["bb", "aa"]) == ["bb", "aa"]  # bb's mapping moved with the pooled one
 
 

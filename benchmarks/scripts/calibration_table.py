@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.suite.raw_text import dataset, gold_sentences
-from benchmarks.suite.record import portable_path, stamp, write_json
+from benchmarks.suite.record import portable_path, stamp, weights_digest, write_json
 from benchmarks.suite.report import print_or_replace
 from benchmarks.suite.systems import REPO, RESULTS
 from spandep.storage.catalogue import ShippedModel, read_catalogue
@@ -71,8 +71,11 @@ def calibrate(names: list[str]) -> None:
             run += [x for m in group if m.model_treebank for x in ("--treebank", m.model_treebank)]
             done = subprocess.run(run, cwd=REPO, capture_output=True, text=True, check=True)
             reports = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-            for model, report in zip(group, reports):
+            by_treebank = {report.get("treebank"): report for report in reports}  # a folder's own pooled line has none
+            for model in group:
+                report = by_treebank[model.model_treebank] if model.model_treebank else reports[0]
                 path = OUT / f"{model.name}.dev.json"
+                report = {**report, "weights": weights_digest(folder)}  # ship_pool.sh calibrates again after new weights
                 write_json(path, stamp(report, SCHEMA, "python -m spandep " + shlex.join(run[3:])))
                 print(f"wrote {portable_path(path)}: dev head ECE {report['head_ece_raw']} → {report['head_ece_fitted']} % ({report['kind']})")
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Ship the multilingual model (issue 46), one torch thread, every step resumable (run it again after a stop):
+# Ship the multilingual model (issue 46), one torch thread, every step resumable (run it again after a stop; a result
+# made with other weights, by their digest, is made again):
 #   1. export MODEL compact with int8 weights into src/spandep/resources/multilingual (once), then copy in the trained
-#      tokenizers TOKENIZERS/<treebank>/tokenizer (what train_tokenizers.sh writes) it has none of, in float16;
+#      tokenizers TOKENIZERS/<treebank>/tokenizer (what train_tokenizers.sh writes) it has none of, in float16 (to ship
+#      new weights, remove the folder first: every line is then calibrated and scored again);
 #   2. its catalogue lines (pool_catalogue.py: one per treebank without a model of its own that has a tokenizer);
 #   3. the lines calibrated on their treebanks' dev splits, all in one call when one is new (calibration_table calibrate
 #      NAME...: spandep calibrate FOLDER DEV... --treebank TB... --write), then measured on test where stale
 #      (calibration_table measure NAME... --stale);
 #   4. every treebank of the pool scored from gold tokens, and each with a trained tokenizer from raw text, into
-#      results/languages (score_pool.py; a result of another model folder, or split by rules where a tokenizer is
+#      results/languages (score_pool.py; a result of other weights, or split by rules where a tokenizer is
 #      trained now, is scored again);
 #   5. the folder timed once on $SPEED's test from gold tokens (score_pool --rounds 3), then each line's card
 #      (model_card.py: gold, raw, calibration, --speed that timing).
@@ -26,8 +28,10 @@ print("tokenizers copied in:", " ".join(add_tokenizers(Path(sys.argv[1]), Path(s
 "$PY" -m benchmarks.scripts.pool_catalogue multilingual
 names=$("$PY" -c 'from spandep.storage.catalogue import read_catalogue
 print(" ".join(n for n, m in read_catalogue()[1].items() if m.folder.name == "multilingual"))')
-for name in $names; do  # a new line moves the pooled mapping every line leans on: all of them again, in one call
-  [ -f "benchmarks/results/calibration/$name.dev.json" ] || { "$PY" -m benchmarks.scripts.calibration_table calibrate $names; break; }
+weights=$("$PY" -c 'import sys; from benchmarks.suite.record import weights_digest; print(weights_digest(sys.argv[1]))' "$OUT")
+for name in $names; do  # a new line (or new weights) moves the pooled mapping every line leans on: all again, in one call
+  report=benchmarks/results/calibration/$name.dev.json
+  grep -q "\"weights\": \"$weights\"" "$report" 2>/dev/null || { "$PY" -m benchmarks.scripts.calibration_table calibrate $names; break; }
 done
 "$PY" -m benchmarks.scripts.calibration_table measure $names --stale
 for mode in gold raw; do  # the treebanks whose result is missing, of another folder, or split by rules where one is trained now
@@ -38,8 +42,8 @@ def stale(t):
     trained = any(Path(*where, "config.json").is_file() for where in ((sys.argv[3], t, "tokenizer"), (sys.argv[2], "tokenizers", t)))
     if sys.argv[1] == "raw" and not trained:
         return False  # scored from raw text once its tokenizer is trained
-    return result.get("model") != sys.argv[2] or result.get("tokenizer") == "rules" and trained
-print(" ".join(t for t in pool_entries() if stale(t)))' "$mode" "$OUT" "$tokenizers")
+    return result.get("weights") != sys.argv[4] or result.get("tokenizer") == "rules" and trained
+print(" ".join(t for t in pool_entries() if stale(t)))' "$mode" "$OUT" "$tokenizers" "$weights")
   [ -z "$stale" ] || "$PY" -m benchmarks.scripts.score_pool "$OUT" --mode "$mode" --treebanks $stale --again --tokenizers "$tokenizers"
 done
 timed=benchmarks/results/languages/${SPEED}__gold.json  # the folder's speed, timed on one treebank's test

@@ -47,7 +47,7 @@ from typing import Any
 
 import torch
 
-from benchmarks.suite.record import checkout, machine, portable_path, write_json
+from benchmarks.suite.record import checkout, machine, portable_path, weights_digest, write_json
 from benchmarks.suite.systems import DATASETS, GOLD_LABELS, POOL_MANIFEST, RESULTS, Dataset, pool_dataset, pool_entries, pool_folder
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence, Token
@@ -238,7 +238,8 @@ def run(argv: list[str], model: Any | None = None) -> tuple[Path, dict[str, Any]
     result = {
         "schema": SCHEMA, "treebank": args.dataset, "split": args.split, "gold": portable_path(gold_path), **pooled,
         "gold_lemmas": any(w.lemma != "_" for s in gold for w in s.words),  # False: Lemmas and BLEX compare "_" with "_"
-        "system": args.system, "mode": args.mode, "model": str(args.model), **({"model_treebank": treebank} if treebank else {}),
+        "system": args.system, "mode": args.mode, "model": str(args.model), "weights": weights_digest(args.model),
+        **({"model_treebank": treebank} if treebank else {}),
         "inference": options.given(), "trained": trained(model), **measured,
         **({"baseline": str(args.baseline)} if args.baseline else {}),
         "threads": args.threads, "rounds": args.rounds,

@@ -3,6 +3,7 @@ fill it, shared by the runner (benchmarks.suite.run) and the report."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -75,6 +76,23 @@ def portable_path(path: str | Path) -> str:
     repository's root, so that no clone's own absolute path is written; any other path as given."""
     absolute = Path(path).resolve()
     return os.path.relpath(absolute, REPO) if absolute.is_relative_to(REPO.parent) else str(path)
+
+
+WEIGHT_FILES = ("model.safetensors", "heads.json.xz")  # what a model folder parses with beside its config.json
+
+
+def weights_digest(folder: str | Path) -> str | None:
+    """A short digest of a model folder's weights and lemma lexicons (None for a name or a folder without them): a
+    result made with other weights in the same folder is stale (``ship_pool.sh``), which its path cannot tell."""
+    files = [Path(folder) / name for name in WEIGHT_FILES if (Path(folder) / name).is_file()]
+    if not files:
+        return None
+    digest = hashlib.sha256()
+    for path in files:
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()[:16]
 
 
 def checkout() -> dict[str, Any]:
