@@ -82,10 +82,25 @@ def test_train_init_on_the_command_line(tmp_path, tiny_transformer_dir):
 
 def test_a_head_is_copied_only_where_its_weights_mean_the_same():
     head = {"tags": ["NOUN", "VERB"], "hidden": 16, "chars": 8, "char_vocab": ["<pad>", "a", "b"], "weight": 1.0, "dropout": 0.33}
-    assert same_head(head, {**head, "weight": 0.5, "dropout": 0.1, "lexicon": {"a": "b"}})
+    assert same_head(head, {**head, "weight": 0.5, "dropout": 0.1})
+    assert not same_head(head, {**head, "lexicon": {"a": "b"}}) and same_head(head, {**head, "lexicon": {"a": "b"}}, ("lexicon",))
     assert not same_head(head, {**head, "tags": ["VERB", "NOUN"]})  # same shapes, other classes
     assert not same_head(head, {**head, "char_vocab": ["<pad>", "b", "a"]})
     assert not same_head(head, {**head, "layer": 2})
+
+
+def test_a_lemma_head_is_copied_whatever_lexicons_its_training_data_builds():
+    """A lemma head's lexicons (its tables stored apart) come from the run's own data: a model trained before each
+    treebank kept its own lexicons still gives its lemma head's weights to one that keeps them."""
+    from spandep.models.heads.lemma import Lemmatizer
+    from spandep.training.init import _head_weights
+
+    torch.manual_seed(0)
+    tags, own = ['["keep", 0, "", 0, ""]', '["keep", 0, "", 1, ""]'], {"a": {"lexicon": {"x": {"NOUN": "y"}}, "feats_lexicon": {}}}
+    before = Lemmatizer(8, tags, lexicon={"x": {"NOUN": "x"}})
+    after = Lemmatizer(8, tags, lexicon={"z": {"VERB": "z"}}, treebank_lexicons=own)
+    weights, note = _head_weights(after, before)
+    assert note is None and all(torch.equal(weights[k], v) for k, v in before.state_dict().items())
 
 
 def _rebuilt_train(path: Path) -> Path:

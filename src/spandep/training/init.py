@@ -36,7 +36,7 @@ from spandep.models import Parser
 from spandep.models.heads import STATE_PREFIX, OutputHead
 from spandep.storage.model_io import load_model, read_model_config
 
-NOT_WEIGHTS = ("weight", "dropout", "lexicon", "feats_lexicon")  # head settings that leave the meaning of its weights as it is
+NOT_WEIGHTS = ("weight", "dropout")  # head settings that leave the meaning of its weights as it is, besides its tables stored apart
 CLASSES = ("tags", "counts")  # head settings that change with its classes only
 
 
@@ -60,7 +60,8 @@ def _treebanks(model: Parser) -> tuple[list[str], int] | None:
 
 def same_head(mine: dict[str, object], theirs: dict[str, object], aside: tuple[str, ...] = ()) -> bool:
     """Whether two heads' saved configs give their weights the same meaning: the same classes, characters, writing
-    systems and sizes (the loss weight, dropout and a lemma head's lexicons aside, and the settings ``aside``)."""
+    systems and sizes (the loss weight and dropout aside, and the settings ``aside``: a head's tables stored apart,
+    such as a lemma head's lexicons, which its training data builds anew)."""
     skip = NOT_WEIGHTS + aside
     return {k: v for k, v in mine.items() if k not in skip} == {k: v for k, v in theirs.items() if k not in skip}
 
@@ -76,9 +77,10 @@ def _head_weights(mine: OutputHead, theirs: OutputHead | None) -> tuple[dict[str
     if theirs is None or any(key not in given for key in own):
         return {}, "fresh"
     rows, settings, source_settings = set(mine.class_rows), mine.export_config(), theirs.export_config()
-    if same_head(settings, source_settings) and all(given[key].shape == tensor.shape for key, tensor in own.items()):
+    tables = type(mine).stored_apart
+    if same_head(settings, source_settings, tables) and all(given[key].shape == tensor.shape for key, tensor in own.items()):
         return {key: given[key] for key in own}, None
-    if not rows or not same_head(settings, source_settings, CLASSES):
+    if not rows or not same_head(settings, source_settings, CLASSES + tables):
         return {}, "fresh"
     if any(given[key].shape != tensor.shape for key, tensor in own.items() if key not in rows):
         return {}, "fresh"
