@@ -7,7 +7,9 @@
 # dev-only language learns from its pooled dev less the held-out part, which is its dev) and trained for at most 30
 # epochs with patience 10 (a CPU budget for some eighty treebanks: EWT's dev Words F1 at epoch 30 was 0.06 below its best,
 # at 66), each epoch at least 50 batches (a treebank of a few thousand words makes one or two batches a pass); scripts
-# without spaces between words (zh, ja, th, vi) also get the word lexicon (docs/tokenizer.md).
+# without spaces between words (zh, ja, th, vi) also get the word lexicon, and th and vi the first 4 layers of
+# multilingual-e5-small under each character for up to 60 epochs, patience 20 (issue 47's recipe, chosen on their dev:
+# docs/tokenizer.md; zh_gsd's and ja_gsd's were trained so by hand, BENCHMARKS.md "Scripts without spaces").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DATA=${SPANDEP_DATA:-../shared/data}
@@ -27,6 +29,7 @@ for name in "${treebanks[@]}"; do
   else
     train=$POOL/$name/train.conllu dev=$POOL/$name/dev.conllu extra=(--epochs 30 --patience 10 --min-batches 50)
     case $name in zh_*|ja_*|th_*|vi_*) extra+=(--lexicon-lengths 8) ;; esac
+    case $name in th_*|vi_*) extra+=(--encoder multilingual-e5-small --encoder-layers 4 --augment 0 --epochs 60 --patience 20) ;; esac
   fi
   if [ "$name" = ru_taiga ]; then  # its dev split is all Instagram, a genre train and test lack: tune on dev + 1/10 of train
     "$PY" -m benchmarks.scripts.tokenizer_tuning_split "$train" "$dev" "$run/split"
