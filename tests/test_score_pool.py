@@ -16,6 +16,7 @@ from conftest import DEV, TINY_BIAFFINE, TRAIN, write_config
 
 from benchmarks.scripts import languages_table, peers_table, score_pool
 from benchmarks.suite import raw_text
+from benchmarks.suite.record import TOKENIZER_FILES, weights_digest
 from spandep.data.conllu import read_conllu, write_conllu
 from spandep.data.sentence import Sentence
 from spandep.training.config import load_config
@@ -77,6 +78,9 @@ def test_every_pool_treebank_is_scored_into_the_files_the_table_reads(pool, caps
     assert (pool["model"] / "tokenizers" / "sq_staf" / "config.json").is_file()
     assert not (pool["model"] / "tokenizers" / "ar_padt_v1").exists()
     assert results["sq_staf__raw.json"]["tokenizer"] == "trained" and results["ar_padt_v1__raw.json"]["tokenizer"] == "rules"
+    assert results["sq_staf__raw.json"]["tokenizer_weights"] == weights_digest(pool["model"] / "tokenizers" / "sq_staf", TOKENIZER_FILES) is not None
+    assert results["ar_padt_v1__raw.json"]["tokenizer_weights"] is None and "tokenizer_weights" not in results["ar_padt_v1__gold.json"]
+    assert {r["weights"] for r in results.values()} == {weights_digest(pool["model"])}  # ship_pool.sh's staleness
     ar = results["ar_padt_v1__gold.json"]
     assert (ar["ud_release"], ar["train_split"], ar["split"], ar["model_treebank"]) == ("1.2", "dev (less the held-out part)", "test", "ar_padt_v1")
     assert "converted" in ar["gold_labels"] and ar["gold"].endswith(".conllu.xz") and ar["gold_lemmas"] is True

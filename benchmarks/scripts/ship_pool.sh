@@ -9,8 +9,8 @@
 #      NAME...: spandep calibrate FOLDER DEV... --treebank TB... --write), then measured on test where stale
 #      (calibration_table measure NAME... --stale);
 #   4. every treebank of the pool scored from gold tokens, and each with a trained tokenizer from raw text, into
-#      results/languages (score_pool.py; a result of other weights, or split by rules where a tokenizer is
-#      trained now, is scored again);
+#      results/languages (score_pool.py; a result of other weights, from raw text by another tokenizer, or split by
+#      rules where a tokenizer is trained now, is scored again);
 #   5. the folder timed once on $SPEED's test from gold tokens (score_pool --rounds 3), then each line's card
 #      (model_card.py: gold, raw, calibration, --speed that timing).
 # Usage: benchmarks/scripts/ship_pool.sh MODEL TOKENIZERS   (needs runs/pool from multilingual_pool.py, or $SPANDEP_POOL)
@@ -36,13 +36,16 @@ done
 "$PY" -m benchmarks.scripts.calibration_table measure $names --stale
 for mode in gold raw; do  # the treebanks whose result is missing, of another folder, or split by rules where one is trained now
   stale=$("$PY" -c 'import json, sys; from pathlib import Path; from benchmarks.suite.systems import pool_entries
+from benchmarks.suite.record import TOKENIZER_FILES, weights_digest
 def stale(t):
     path = Path(f"benchmarks/results/languages/{t}__{sys.argv[1]}.json")
     result = json.loads(path.read_text()) if path.is_file() else {}
     trained = any(Path(*where, "config.json").is_file() for where in ((sys.argv[3], t, "tokenizer"), (sys.argv[2], "tokenizers", t)))
     if sys.argv[1] == "raw" and not trained:
         return False  # scored from raw text once its tokenizer is trained
-    return result.get("weights") != sys.argv[4] or result.get("tokenizer") == "rules" and trained
+    if result.get("weights") != sys.argv[4] or result.get("tokenizer") == "rules" and trained:
+        return True
+    return sys.argv[1] == "raw" and result.get("tokenizer_weights") != weights_digest(Path(sys.argv[2], "tokenizers", t), TOKENIZER_FILES)
 print(" ".join(t for t in pool_entries() if stale(t)))' "$mode" "$OUT" "$tokenizers" "$weights")
   [ -z "$stale" ] || "$PY" -m benchmarks.scripts.score_pool "$OUT" --mode "$mode" --treebanks $stale --again --tokenizers "$tokenizers"
 done

@@ -47,7 +47,7 @@ from typing import Any
 
 import torch
 
-from benchmarks.suite.record import checkout, machine, portable_path, weights_digest, write_json
+from benchmarks.suite.record import TOKENIZER_FILES, checkout, machine, portable_path, weights_digest, write_json
 from benchmarks.suite.systems import DATASETS, GOLD_LABELS, POOL_MANIFEST, RESULTS, Dataset, pool_dataset, pool_entries, pool_folder
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence, Token
@@ -59,7 +59,7 @@ from spandep.options import InferenceOptions
 from spandep.storage.model_io import load_model
 from spandep.pipeline.predict import parse_stream
 from spandep.tokenization import RuleTokenizer, tokenizer_for
-from spandep.tokenization.text import Tokenizer
+from spandep.tokenization.text import Tokenizer, tokenizer_folder
 from spandep.tokenization.corpus import raw_text, read_paragraphs
 
 SCHEMA = "spandep-raw-text/1"
@@ -229,6 +229,7 @@ def run(argv: list[str], model: Any | None = None) -> tuple[Path, dict[str, Any]
     if args.mode == "raw":
         text = raw_text(read_paragraphs(gold_path))
         measured = raw_mode(parse, gold, text, tokenizer_for(args.model, treebank, resolve_model_path), args.rounds)
+        measured["tokenizer_weights"] = weights_digest(tokenizer_folder(Path(args.model), treebank), TOKENIZER_FILES)
     else:
         baseline = model_parser(load_model(args.baseline), args.treebank or args.dataset)[0] if args.baseline else None
         measured = gold_mode(parse, gold, args.rounds, baseline)

@@ -79,12 +79,14 @@ def portable_path(path: str | Path) -> str:
 
 
 WEIGHT_FILES = ("model.safetensors", "heads.json.xz")  # what a model folder parses with beside its config.json
+TOKENIZER_FILES = ("config.json", "model.safetensors", "words.json", "mwt.json")  # all of a trained tokenizer's folder
 
 
-def weights_digest(folder: str | Path) -> str | None:
-    """A short digest of a model folder's weights and lemma lexicons (None for a name or a folder without them): a
-    result made with other weights in the same folder is stale (``ship_pool.sh``), which its path cannot tell."""
-    files = [Path(folder) / name for name in WEIGHT_FILES if (Path(folder) / name).is_file()]
+def weights_digest(folder: str | Path, files: tuple[str, ...] = WEIGHT_FILES) -> str | None:
+    """A short digest of a model folder's weights and lemma lexicons (``files``; a tokenizer's: ``TOKENIZER_FILES``;
+    None for a name or a folder without them): a result made with other weights in the same folder is stale
+    (``ship_pool.sh``), which its path cannot tell."""
+    files = [Path(folder) / name for name in files if (Path(folder) / name).is_file()]
     if not files:
         return None
     digest = hashlib.sha256()
