@@ -72,10 +72,10 @@ def calibrate(names: list[str]) -> None:
             done = subprocess.run(run, cwd=REPO, capture_output=True, text=True, check=True)
             reports = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
             by_treebank = {report.get("treebank"): report for report in reports}  # a folder's own pooled line has none
+            weights = weights_digest(folder)  # ship_pool.sh calibrates again after new weights
             for model in group:
-                report = by_treebank[model.model_treebank] if model.model_treebank else reports[0]
+                report = {**(by_treebank[model.model_treebank] if model.model_treebank else reports[0]), "weights": weights}
                 path = OUT / f"{model.name}.dev.json"
-                report = {**report, "weights": weights_digest(folder)}  # ship_pool.sh calibrates again after new weights
                 write_json(path, stamp(report, SCHEMA, "python -m spandep " + shlex.join(run[3:])))
                 print(f"wrote {portable_path(path)}: dev head ECE {report['head_ece_raw']} → {report['head_ece_fitted']} % ({report['kind']})")
 
