@@ -374,3 +374,25 @@ def test_max_dev_sentences_scores_each_treebank_on_its_first_n(tmp_path: Path) -
         "a": [s.forms for s in everything[:3]], "b": [s.forms for s in everything[:3]]}
     with pytest.raises(InputFormatError, match="max_dev_sentences"):
         load_config(multi_config(tmp_path, TINY_BIAFFINE, two_treebanks(tmp_path) + "max_dev_sentences = -1\n"))
+
+
+def test_a_run_trains_on_the_treebanks_it_names_and_keeps_every_label(joint: Path, tmp_path: Path) -> None:
+    """``[data] train_treebanks``: a model of several treebanks fine-tuned for one (issue 46's per-treebank step):
+    an epoch samples that treebank's sentences alone and dev scores it alone, while every treebank still gives the
+    labels and classes, so the run starts from the joint model's weights as they are."""
+    cfg = load_config(joint.parent / "multi.toml", {"data": {"train_treebanks": ["b"]}, "training": {"output": str(tmp_path / "b")}})
+    trainer = Trainer(cfg)
+    b_train = list(read_conllu(TRAIN))
+    assert list(trainer.devs) == ["b"] and len(trainer.train_feats) == len(b_train) == trainer.sizes[0]
+    assert all(i < len(b_train) for batch in trainer.epoch_batches(0) for i in batch)
+    assert sum(len(batch) for batch in trainer.epoch_batches(0)) == len(b_train)
+    assert trainer.model.labels == load_model(joint / "model").labels  # a's labels too: the init below needs them
+    started = load_config(joint.parent / "multi.toml", {
+        "data": {"train_treebanks": ["b"]}, "training": {"output": str(tmp_path / "b2"), "init": str(joint / "model")}})
+    own, given = Trainer(started).model.state_dict(), load_model(joint / "model", merge_adapter=False).state_dict()
+    assert all(torch.equal(own[k], given[k]) for k in own)
+    for value, message in ((["c"], "'c' not in \\[data\\] treebanks"), (["b", "b"], "given twice"), ([], "a list of treebank names")):
+        with pytest.raises(InputFormatError, match=message):
+            load_config(multi_config(tmp_path, TINY_BIAFFINE, two_treebanks(tmp_path) + f"train_treebanks = {json.dumps(value)}\n"))
+    with pytest.raises(InputFormatError, match="apply to several treebanks"):
+        load_config(multi_config(tmp_path, TINY_BIAFFINE, f'[data]\ntrain = "{TRAIN}"\ndev = "{DEV}"\ntrain_treebanks = ["a"]\n'))

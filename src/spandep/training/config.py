@@ -21,13 +21,14 @@ from spandep.options import InferenceOptions
 from spandep.models import PARSERS
 from spandep.models.heads import HEADS
 from spandep.registry import UnknownNameError, merged
-from spandep.training.treebanks import treebanks_problem
+from spandep.training.treebanks import train_treebanks_problem, treebanks_problem
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "data": {
         "train": None, "dev": None, "format": "conllu", "max_train_sentences": 0, "max_dev_sentences": 0, "tokenizer": None,
         "ud_version": 2,  # 1: a UD v1 treebank, read with v2 relations (data/udv1.py)
         "treebanks": None, "sampling_exponent": 1.0, "treebank_cap": 0,  # several treebanks (training/treebanks.py); dropped for one
+        "train_treebanks": None,  # several treebanks: the names an epoch trains on and dev chooses by (None: all of them)
     },
     "training": {
         "output": None,
@@ -64,7 +65,7 @@ NUMBERS: dict[str, dict[str, Range]] = {  # what each number of [data] and [trai
 SELECTIONS = ("las", "las+mlas")  # [training] select: dev LAS (punctuation excluded), or that plus dev MLAS
 TYPED = {"encoder": ("transformer", ENCODERS), "model": ("biaffine", PARSERS)}  # table: (default type, registry)
 TABLES = (*DEFAULTS, *TYPED, "heads", "inference")
-MULTI_ONLY = {"data": ("treebanks", "sampling_exponent", "treebank_cap"), "model": ("treebank_dim",)}  # keys of several treebanks
+MULTI_ONLY = {"data": ("treebanks", "sampling_exponent", "treebank_cap", "train_treebanks"), "model": ("treebank_dim",)}  # keys of several treebanks
 TREEBANK_DIM = 16  # [model] treebank_dim when not given
 
 
@@ -282,3 +283,6 @@ def _several_treebanks(path: Path, cfg: dict[str, dict[str, Any]], treebank_dim:
         _paths(path, table, f"[data] treebanks: {table['name']}'s")
         table.setdefault("ud_version", 2)
     cfg["model"]["treebank_dim"] = treebank_dim
+    problem = train_treebanks_problem(cfg["data"]["train_treebanks"], [t["name"] for t in cfg["data"]["treebanks"]])
+    if problem:
+        raise _value_error(path, "data", "train_treebanks", problem)

@@ -103,7 +103,8 @@ class Trainer:
         data = cfg["data"]
         self.treebanks = treebank_files(cfg)
         trains = {t.name: read_treebank(t.train, data["format"], data["max_train_sentences"], t.ud_version) for t in self.treebanks}
-        self.devs = {t.name: read_treebank(t.dev, data["format"], data["max_dev_sentences"], t.ud_version) for t in self.treebanks}
+        chosen = data.get("train_treebanks") or list(trains)  # [data] train_treebanks: the others only give labels and classes
+        self.devs = {t.name: read_treebank(t.dev, data["format"], data["max_dev_sentences"], t.ud_version) for t in self.treebanks if t.name in chosen}
         self.train = [s for part in trains.values() for s in part]
         self.device = resolve_device(tr["device"])
         several = trains if self.treebanks[0].name is not None else None
@@ -111,10 +112,10 @@ class Trainer:
         self.model = build_model(config_from_data(cfg, self.train, several, first)).to(self.device)  # type: ignore[arg-type]
         resuming = has_checkpoint(self.out / "checkpoint")  # then its weights replace any others: no weights to read
         self.init_note = self._initialise(tr["init"]) if tr["init"] and not resuming else None
-        names = [name for name, part in trains.items() for _ in part]
-        self.train_feats = [self.model.training_features(s, name) for s, name in tqdm(list(zip(self.train, names)), desc="featurise train", leave=False)]
+        trained = [(name, s) for name, part in trains.items() if name in chosen for s in part]
+        self.train_feats = [self.model.training_features(s, name) for name, s in tqdm(trained, desc="featurise train", leave=False)]
         self.lengths = [batch_cost(f) for f in self.train_feats]
-        self.sizes = [len(part) for part in trains.values()]
+        self.sizes = [len(part) for name, part in trains.items() if name in chosen]
         counts = [len(self.epoch_batches(epoch)) for epoch in range(tr["epochs"])]
         self.batches_per_epoch, self.total_steps = counts[0], sum(counts)
         self.optimizer = build_optimizer(self.model, cfg)

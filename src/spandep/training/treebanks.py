@@ -7,7 +7,10 @@ treebank's are. ``[data] sampling_exponent`` ``a`` makes each treebank's share o
 to the power ``a`` (1: as read; 0.5 upsamples the small ones; a temperature of ``1 / a``), the epoch keeping the total
 size; ``[data] treebank_cap`` ``c`` then gives no treebank more than ``c`` sentences of an epoch (0: no cap), so
 that the biggest do not drown the others (the epoch is shorter by what the cap takes). Dev: each treebank's figures, and the best epoch is the one with the best
-macro-average LAS (punctuation excluded) over them. docs/design.md, "Several treebanks".
+macro-average LAS (punctuation excluded) over them. ``[data] train_treebanks = ["ko_gsd"]`` trains on some of the
+treebanks only (an epoch samples from them alone, dev scores them alone) while the others still give the model its
+relation labels and classes: a model of every treebank fine-tuned for one, its label set and embedding rows kept (a
+run started from the pool model by ``[training] init`` must have them exactly). docs/design.md, "Several treebanks".
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["METRICS", "TreebankFiles", "epoch_sentences", "macro_scores", "treebank_files", "treebanks_problem"]
+__all__ = ["METRICS", "TreebankFiles", "epoch_sentences", "macro_scores", "train_treebanks_problem", "treebank_files", "treebanks_problem"]
 
 METRICS = ("UAS", "LAS", "UAS_nopunct", "LAS_nopunct")  # the dev figures of each epoch
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\Z")  # a treebank's name is also a folder name (tokenizers/NAME)
@@ -64,6 +67,20 @@ def treebanks_problem(value: object) -> str | None:
                 return f"[data] treebanks: {t['name']}'s {key} must be a path in quotes, not {t.get(key)!r}"
         if t.get("ud_version", 2) not in (1, 2) or isinstance(t.get("ud_version"), bool):
             return f"[data] treebanks: {t['name']}'s ud_version must be 1 or 2, not {t['ud_version']!r}"
+    return None
+
+
+def train_treebanks_problem(value: object, names: Sequence[str]) -> str | None:
+    """What is wrong with a ``[data] train_treebanks`` value (``None``, or some of ``names`` once each), in one line."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        return f"[data] train_treebanks must be a list of treebank names in quotes, not {value!r}"
+    unknown = [v for v in value if v not in names]
+    if unknown:
+        return f"[data] train_treebanks: {', '.join(map(repr, unknown))} not in [data] treebanks"
+    if len(set(value)) < len(value):
+        return "[data] train_treebanks: a name is given twice"
     return None
 
 
