@@ -396,3 +396,36 @@ def test_a_run_trains_on_the_treebanks_it_names_and_keeps_every_label(joint: Pat
             load_config(multi_config(tmp_path, TINY_BIAFFINE, two_treebanks(tmp_path) + f"train_treebanks = {json.dumps(value)}\n"))
     with pytest.raises(InputFormatError, match="apply to several treebanks"):
         load_config(multi_config(tmp_path, TINY_BIAFFINE, f'[data]\ntrain = "{TRAIN}"\ndev = "{DEV}"\ntrain_treebanks = ["a"]\n'))
+
+
+def test_one_treebank_exports_as_a_model_of_its_own_that_parses_alike(joint: Path, tmp_path: Path) -> None:
+    """``spandep export --treebank b``: b's labels, classes and weight rows only (the pool model's one language, or a
+    treebank fine-tuned apart, as a small folder), the same parses as the model's as b, and parsed as b untold."""
+    full_out, one_out = tmp_path / "full", tmp_path / "b"
+    assert runner.invoke(app, ["export", str(joint / "model"), str(full_out), "--full"]).exit_code == 0
+    result = runner.invoke(app, ["export", str(joint / "model"), str(one_out), "--full", "--treebank", "b"])
+    assert result.exit_code == 0, result.output
+    config = json.loads((one_out / "config.json").read_text())["model"]
+    model, cut = load_model(joint / "model"), load_model(one_out)
+    b_labels = {r for s in read_conllu(DEV) for r in relabelled(s).deprels} | {r for s in read_conllu(TRAIN) for r in relabelled(s).deprels}
+    assert config["treebanks"]["names"] == ["b"] and set(cut.labels) <= b_labels < set(model.labels)
+    assert "xpos" not in cut.heads and set(cut.heads) == set(model.heads) - {"xpos"}  # b has no XPOS: nothing to keep
+    assert len(cut.heads["upos"].tags) < len(model.heads["upos"].tags) or model.heads["upos"].tags == cut.heads["upos"].tags
+    assert cut.heads["lemma"].lexicon == model.heads["lemma"].treebank_lexicons["b"]["lexicon"] and not cut.heads["lemma"].treebank_lexicons
+    assert sorted(p.name for p in (one_out / "tokenizers").iterdir()) == ["b"]
+    size = {f: sum(p.stat().st_size for p in (f / "model.safetensors",)) for f in (full_out, one_out)}
+    assert size[one_out] < size[full_out]
+    blank = [replace(s, words=[replace(w, xpos="_", upos="_", lemma="_", feats="_") for w in s.words]) for s in read_conllu(DEV)]
+    ours = list(parse_stream(model, blank, InferenceOptions(treebank="b")))
+    theirs = list(parse_stream(cut, blank, InferenceOptions()))  # its one treebank, untold
+    for a, b in zip(ours, theirs):
+        assert [(w.head, w.deprel, w.upos, w.xpos, w.feats) for w in a.words] == [(w.head, w.deprel, w.upos, w.xpos, w.feats) for w in b.words]
+        assert np.allclose([w.head_prob for w in a.words], [w.head_prob for w in b.words], atol=1e-5)
+    for args, message in ((["--treebank", "c"], "'c' is not one of this model's: a, b"),):
+        result = runner.invoke(app, ["export", str(joint / "model"), str(tmp_path / "no"), *args])
+        assert result.exit_code == 2 and message in result.output and not (tmp_path / "no").exists()
+
+
+def test_a_model_of_one_treebank_is_not_cut(tiny_models: dict[str, Path], tmp_path: Path) -> None:
+    result = runner.invoke(app, ["export", str(tiny_models["span"]), str(tmp_path / "no"), "--treebank", "a"])
+    assert result.exit_code == 2 and "trained on one treebank" in result.output and not (tmp_path / "no").exists()

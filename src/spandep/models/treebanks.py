@@ -85,8 +85,11 @@ class Treebanks(nn.Module):
         return replace(shared, **self.inference.get(name, {}))
 
     def index(self, name: str | None) -> int:
-        """The id of treebank ``name``; a ``ValueError`` naming the model's treebanks for none or another."""
+        """The id of treebank ``name`` (none: the only one of a model of one, as ``spandep export --treebank`` cuts
+        it); a ``ValueError`` naming the model's treebanks for none of several, or another."""
         listed = ", ".join(self.names)
+        if name is None and len(self.names) == 1:
+            return 0
         if name is None:
             raise ValueError(f"this model was trained on several treebanks: choose one with treebank= (spandep parse --treebank): {listed}")
         if name not in self.names:
