@@ -190,3 +190,20 @@ def test_calibrating_a_format_2_folder_keeps_its_layout(morph_model, tmp_path):
     save_calibration(inline, load_model(inline).calibration)
     assert json.loads((inline / "config.json").read_text())["format_version"] == 2 and not (inline / HEAD_TABLES).exists()
     assert read_model_config(inline)["model"]["heads"]["lemma"]["lexicon"] == config["model"]["heads"]["lemma"]["lexicon"]
+
+
+def test_a_long_config_is_written_without_indentation(morph_model, tmp_path, monkeypatch):
+    """config.json is indented to be read, unless that makes it longer than READABLE_JSON characters (a pool model's
+    per-treebank class ids, one number a line): then compact, and read back the same."""
+    from spandep.storage import model_io
+
+    _, folder = morph_model
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    before = read_model_config(copy)
+    save_calibration(copy, load_model(copy).calibration)
+    assert (copy / "config.json").read_text().startswith('{\n  "format_version"')  # short: indented
+    monkeypatch.setattr(model_io, "READABLE_JSON", 100)
+    save_calibration(copy, load_model(copy).calibration)
+    text = (copy / "config.json").read_text()
+    assert text.count("\n") == 1 and read_model_config(copy) == before

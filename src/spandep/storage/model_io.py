@@ -162,10 +162,18 @@ def copy_tokenizer(source: Path, target: Path, compact: bool) -> None:
         save_file({k: v.half() if v.is_floating_point() else v for k, v in state.items()}, str(weights))
 
 
+READABLE_JSON = 1_000_000  # characters: a longer JSON file (a pool model's class lists) is written without indentation
+
+
 def _write_json(path: Path, content: dict[str, Any]) -> None:
-    """``content`` as JSON at ``path``, atomically (a temporary sibling swapped into place)."""
+    """``content`` as JSON at ``path``, atomically (a temporary sibling swapped into place): indented to be read,
+    unless that makes it longer than ``READABLE_JSON`` characters (the multilingual model's config.json: 4.3 MB
+    indented, 2.9 MB not, its per-treebank class ids one number a line)."""
+    text = json.dumps(content, indent=2, ensure_ascii=False)
+    if len(text) > READABLE_JSON:
+        text = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(content, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(text + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 
