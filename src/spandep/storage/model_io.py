@@ -162,13 +162,14 @@ def copy_tokenizer(source: Path, target: Path, compact: bool) -> None:
         save_file({k: v.half() if v.is_floating_point() else v for k, v in state.items()}, str(weights))
 
 
-READABLE_JSON = 1_000_000  # characters: a longer JSON file (a pool model's class lists) is written without indentation
+READABLE_JSON = 200_000  # characters: a longer JSON file (a lemma lexicon, a pool model's class lists) is written without indentation
 
 
 def _write_json(path: Path, content: dict[str, Any]) -> None:
     """``content`` as JSON at ``path``, atomically (a temporary sibling swapped into place): indented to be read,
-    unless that makes it longer than ``READABLE_JSON`` characters (the multilingual model's config.json: 4.3 MB
-    indented, 2.9 MB not, its per-treebank class ids one number a line)."""
+    unless that makes it longer than ``READABLE_JSON`` characters (the multilingual model's config.json: 4.35 MB
+    indented, 2.63 MB not, its per-treebank class ids one number a line; ru_taiga's, its lemma lexicon inline, 1.28
+    and 0.92 MB)."""
     text = json.dumps(content, indent=2, ensure_ascii=False)
     if len(text) > READABLE_JSON:
         text = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
