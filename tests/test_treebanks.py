@@ -401,12 +401,17 @@ def test_a_run_trains_on_the_treebanks_it_names_and_keeps_every_label(joint: Pat
 def test_one_treebank_exports_as_a_model_of_its_own_that_parses_alike(joint: Path, tmp_path: Path) -> None:
     """``spandep export --treebank b``: b's labels, classes and weight rows only (the pool model's one language, or a
     treebank fine-tuned apart, as a small folder), the same parses as the model's as b, and parsed as b untold."""
-    full_out, one_out = tmp_path / "full", tmp_path / "b"
-    assert runner.invoke(app, ["export", str(joint / "model"), str(full_out), "--full"]).exit_code == 0
-    result = runner.invoke(app, ["export", str(joint / "model"), str(one_out), "--full", "--treebank", "b"])
+    full_out, one_out, source = tmp_path / "full", tmp_path / "b", tmp_path / "source"
+    shutil.copytree(joint / "model", source)
+    dev_b = tmp_path / "b-dev.conllu"
+    write_conllu([relabelled(s) for s in read_conllu(DEV)], dev_b)
+    assert runner.invoke(app, ["calibrate", str(source), str(dev_b), "--treebank", "b", "--write"]).exit_code == 0  # b's own mapping
+    assert runner.invoke(app, ["export", str(source), str(full_out), "--full"]).exit_code == 0
+    result = runner.invoke(app, ["export", str(source), str(one_out), "--full", "--treebank", "b"])
     assert result.exit_code == 0, result.output
     config = json.loads((one_out / "config.json").read_text())["model"]
-    model, cut = load_model(joint / "model"), load_model(one_out)
+    model, cut = load_model(source), load_model(one_out)
+    assert config["calibration"]["treebanks"] == {"b": model.calibration.to_dict()["treebanks"]["b"]}
     b_labels = {r for s in read_conllu(DEV) for r in relabelled(s).deprels} | {r for s in read_conllu(TRAIN) for r in relabelled(s).deprels}
     assert config["treebanks"]["names"] == ["b"] and set(cut.labels) <= b_labels < set(model.labels)
     assert "xpos" not in cut.heads and set(cut.heads) == set(model.heads) - {"xpos"}  # b has no XPOS: nothing to keep
@@ -417,10 +422,13 @@ def test_one_treebank_exports_as_a_model_of_its_own_that_parses_alike(joint: Pat
     assert size[one_out] < size[full_out]
     blank = [replace(s, words=[replace(w, xpos="_", upos="_", lemma="_", feats="_") for w in s.words]) for s in read_conllu(DEV)]
     ours = list(parse_stream(model, blank, InferenceOptions(treebank="b")))
-    theirs = list(parse_stream(cut, blank, InferenceOptions()))  # its one treebank, untold
+    theirs = list(parse_stream(cut, blank, InferenceOptions()))  # its one treebank, untold: its settings and calibration
     for a, b in zip(ours, theirs):
         assert [(w.head, w.deprel, w.upos, w.xpos, w.feats) for w in a.words] == [(w.head, w.deprel, w.upos, w.xpos, w.feats) for w in b.words]
-        assert np.allclose([w.head_prob for w in a.words], [w.head_prob for w in b.words], atol=1e-5)
+        assert np.allclose([w.head_prob for w in a.words], [w.head_prob for w in b.words], atol=1e-5)  # b's calibration
+    nlp = spandep.load(one_out)  # a folder path: parsed as its one treebank, with its tokenizer and settings
+    assert nlp.options.treebank == "b" and isinstance(nlp.tokenizer, TrainedTokenizer)
+    assert spandep.load(joint / "model", treebank="b").options.treebank == "b" and spandep.load(full_out, treebank="a")
     for args, message in ((["--treebank", "c"], "'c' is not one of this model's: a, b"),):
         result = runner.invoke(app, ["export", str(joint / "model"), str(tmp_path / "no"), *args])
         assert result.exit_code == 2 and message in result.output and not (tmp_path / "no").exists()

@@ -240,6 +240,13 @@ class Parser(SettingsCheck, nn.Module):
             f"it takes {', '.join(sorted(self.inference_defaults))}"
         )
 
+    def treebank_of(self, options: InferenceOptions | None) -> str | None:
+        """The treebank a parse with ``options`` is as: theirs, else the one treebank of a model cut to it
+        (``spandep export --treebank``), else none."""
+        given = options.treebank if options is not None else None
+        only = self.treebanks is not None and given is None and len(self.treebanks.names) == 1
+        return self.treebanks.names[0] if only else given  # type: ignore[union-attr]
+
     def settings(self, options: InferenceOptions | None = None) -> InferenceOptions:
         """The settings a parse runs with: the saved ones (in a model of several treebanks, those saved for the
         treebank of ``options`` over the shared ones) with ``options``' given ones over them; ``ValueError`` for a
@@ -249,6 +256,7 @@ class Parser(SettingsCheck, nn.Module):
         if unknown:
             raise ValueError(self._not_mine(unknown))
         saved = self.inference
+        options = replace(options, treebank=self.treebank_of(options))
         if self.treebanks is not None:
             self.treebanks.index(options.treebank)
             saved = self.treebanks.saved_settings(str(options.treebank), saved)

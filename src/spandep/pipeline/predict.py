@@ -57,7 +57,7 @@ def parse_stream(
     """Parse an iterable lazily, ``chunk_size`` sentences at a time, keeping input order and bounded memory (a
     sentence of more than ``LONG_SENTENCE_WORDS`` words in windows: ``spandep.pipeline.long``)."""
     it = iter(sentences)
-    calibration = model.calibration.for_treebank(options.treebank if options else None)
+    calibration = model.calibration.for_treebank(model.treebank_of(options))
     while chunk := list(islice(it, chunk_size)):
         for s, parse in zip(chunk, parse_sentences(model, chunk, options, stats)):
             yield with_tree(s, parse, calibration)

@@ -222,6 +222,16 @@ def missing_model(text: str) -> str | None:
     return f"{text!r} names {what}, and no model of it is installed: install {package} (make models builds and installs the language models); `spandep models` lists the installed ones"
 
 
+def only_treebank(folder: Path) -> str | None:
+    """The one treebank of a folder cut to it (``spandep export --treebank``), which a parse of the folder is as
+    untold (its settings, calibration and tokenizer are that treebank's); ``None`` for any other folder."""
+    try:
+        names = json.loads((folder / "config.json").read_text(encoding="utf-8"))["model"]["treebanks"]["names"]
+    except (OSError, ValueError, KeyError, TypeError):  # no folder, no config, a model of one treebank: loading says
+        return None
+    return names[0] if isinstance(names, list) and len(names) == 1 and isinstance(names[0], str) else None
+
+
 def model_choice(name_or_path: str | os.PathLike[str]) -> ModelChoice:
     """A shipped model's folder (and treebank) by name, code or language (:func:`find`), else the path given. A name
     takes precedence over a folder of that name in the working directory (write ``./en`` for that); a bare word that
@@ -233,7 +243,7 @@ def model_choice(name_or_path: str | os.PathLike[str]) -> ModelChoice:
         return found.choice()
     path = Path(text).expanduser()
     if path.exists() or os.sep in text or "/" in text:
-        return ModelChoice(path)
+        return ModelChoice(path, only_treebank(path))
     raise ModelError(
         missing_model(text) or f"{text!r} is neither a shipped model ({', '.join(shipped) or 'none installed'}) nor a "
         "model folder; `spandep models` lists the shipped models"
