@@ -314,9 +314,10 @@ def test_shipped_table_has_a_row_per_installed_model_with_test_results(tmp_path,
     write("en_ewt__default", "raw", 70.0)
     write("en_ewt__accurate", "raw", 75.0)  # raw text only: no row (the gold-token scores make the row)
     write("zh_gsd_v1__zh_gsd_v1-span__gold", "gold", 60.0)  # a model without a lemma head
+    write("ko_gsd__ko_gsd-pool-finetune__gold", "gold", 50.0)  # a treebank of the pool in a folder of its own
     rows = [line.split(" | ") for line in shipped_table.render(tmp_path).splitlines()[2:]]
-    assert [r[0] for r in rows] == ["| `en`", "| `zh`"]
-    row, zh = rows
+    assert [r[0] for r in rows] == ["| `en`", "| `zh`", "| `ko`"]
+    row, zh, _ = rows
     assert row[3:10] == [f"{80.0 + i:.2f}" for i in range(7)] and row[10] == f"{70.0 + 4:.2f}"  # raw LAS: the 5th metric
     assert row[11].endswith("(UD 2.17)") and "raw/en_ewt__default__gold.json" in row[12]
     assert zh[3:10] == ["60.00", "61.00", "–", "63.00", "64.00", "65.00", "–"]  # no Lemmas, no BLEX: "_" against "_"

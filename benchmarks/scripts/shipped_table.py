@@ -6,8 +6,9 @@
 One row per installed name of the catalogue (``spandep models``) whose test results exist:
 ``results/raw/<treebank>__<system>__gold.json`` and ``results/raw/<treebank>__<system>.json``
 (``benchmarks.suite.raw_text``, with and without ``--mode gold``), the system being :data:`SYSTEMS`' for the English
-models and a treebank cut from the multilingual pool (``spandep export --treebank``), ``<treebank>-<parser>`` for the
-other treebank models, the parser being :data:`SHIPPED_PARSERS`' (span or
+models, ``<treebank>-pool-finetune`` for a treebank of the multilingual pool shipped in a folder of its own
+(``scripts/ship_treebank.sh``: its folder is named by its ``model_treebank``), ``<treebank>-<parser>`` for the other
+treebank models, the parser being :data:`SHIPPED_PARSERS`' (span or
 biaffine; ``benchmarks/scripts/recipe_step.sh`` trains them). Every score is an official CoNLL 2018 F1 (all words,
 universal LAS), but "–" for Lemmas and BLEX on a treebank without lemmas (``Dataset.lemmas``: zh_gsd_v1); UDPipe 2's
 are the newest release in
@@ -27,9 +28,7 @@ from benchmarks.suite.systems import SHIPPED_PARSERS
 from spandep.storage.catalogue import ShippedModel, shipped_models
 
 BEGIN, END = "<!-- shipped:begin -->", "<!-- shipped:end -->"
-SYSTEMS = {  # folder -> (treebank, system)
-    "default_model": ("en_ewt", "default"), "en_accurate": ("en_ewt", "accurate"), "ko_gsd": ("ko_gsd", "ko_gsd-pool-finetune"),
-}
+SYSTEMS = {"default_model": ("en_ewt", "default"), "en_accurate": ("en_ewt", "accurate")}  # folder -> (treebank, system)
 GOLD = ("UPOS", "UFeats", "Lemmas", "UAS", "LAS", "MLAS", "BLEX")
 HEADER = (
     "| name | treebank | size | " + " | ".join(GOLD) + " | raw-text LAS | UDPipe 2 LAS (gold tok. / raw) | sources |\n"
@@ -47,6 +46,8 @@ def result_system(model: ShippedModel) -> tuple[str, str]:
     """The treebank and system under which a shipped model's test results are in ``results/raw/`` (the module's
     docstring)."""
     folder = model.folder.name
+    if model.model_treebank == folder:  # the pool fine-tuned for one treebank and cut to it (scripts/ship_treebank.sh)
+        return folder, f"{folder}-pool-finetune"
     return SYSTEMS.get(folder, (folder, f"{folder}-{SHIPPED_PARSERS.get(folder, 'span')}"))
 
 
