@@ -47,9 +47,7 @@ def one_treebank(model: Parser, treebank: str) -> Parser:
     config["model"] = _model_config(model, treebank, allowed)
     kept = build_model(config)
     state = _state(model, kept, treebank, allowed)
-    missing, unexpected = kept.load_state_dict(state, strict=False)
-    if unexpected or set(missing) - set(_frozen(kept)):
-        raise OptionError(f"--treebank: the copy's weights do not fit (missing {sorted(missing)[:3]}, unexpected {unexpected[:3]})")
+    kept.load_state_dict(state)  # every weight of the copy, cut from the model's
     kept.eval()
     kept.config = config
     return kept
@@ -62,11 +60,8 @@ def _model_config(model: Parser, treebank: str, allowed: dict[str, list[int]]) -
     out["labels"] = [full["labels"][i] for i in allowed[LABELS]]
     heads = {}
     for name, head in full["heads"].items():
-        ids = allowed.get(name)
-        if ids is None:  # a head without classes per treebank (none yet): as it is
-            heads[name] = copy.deepcopy(head)
-        elif ids:
-            heads[name] = _head_config(model, name, head, treebank, ids)
+        if allowed[name]:  # a head without a class of T filled no column for T: left out
+            heads[name] = _head_config(model, name, head, treebank, allowed[name])
     out["heads"] = heads
     tb = full["treebanks"]
     out["treebanks"] = {
@@ -93,12 +88,6 @@ def _head_config(model: Parser, name: str, head: dict[str, Any], treebank: str, 
     if own is not None:
         out |= {"lexicon": own["lexicon"], "feats_lexicon": own["feats_lexicon"]}
     return out
-
-
-def _frozen(model: Parser) -> list[str]:
-    """Keys of pretrained weights a model builds from its base package (not in a compact folder's state)."""
-    pretrained = {id(p) for p in model.pretrained_parameters()}
-    return [name for name, p in model.named_parameters() if id(p) in pretrained]
 
 
 def _state(model: Parser, kept: Parser, treebank: str, allowed: dict[str, list[int]]) -> dict[str, torch.Tensor]:
