@@ -65,8 +65,8 @@ def _model_config(model: Parser, treebank: str, allowed: dict[str, list[int]]) -
     out["heads"] = heads
     tb = full["treebanks"]
     out["treebanks"] = {
-        "names": [treebank], "dim": tb["dim"], "sizes": {part: len(allowed[part]) for part in tb["sizes"] if part in LABELS or part in heads},
-        "allowed": {part: {treebank: list(range(len(allowed[part])))} for part in tb["allowed"] if part in LABELS or part in heads},
+        "names": [treebank], "dim": tb["dim"], "sizes": {part: len(allowed[part]) for part in tb["sizes"] if part == LABELS or part in heads},
+        "allowed": {part: {treebank: list(range(len(allowed[part])))} for part in tb["allowed"] if part == LABELS or part in heads},
         **({"inference": {treebank: tb["inference"][treebank]}} if treebank in tb.get("inference", {}) else {}),
     }
     calibration = out.get("calibration") or {}
