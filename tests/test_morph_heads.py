@@ -207,3 +207,30 @@ def test_a_long_config_is_written_without_indentation(morph_model, tmp_path, mon
     save_calibration(copy, load_model(copy).calibration)
     text = (copy / "config.json").read_text()
     assert text.count("\n") == 1 and read_model_config(copy) == before
+
+
+def test_a_pair_its_own_lexicon_lacks_takes_its_languages_lemma_not_another_languages():
+    """``fallback = "language"`` (a model of several treebanks trained now): a treebank's own lexicon first, then
+    those of the other treebanks of its language, the one with the most pairs first; never another language's (an
+    Icelandic ``Er`` → ``vera`` for a German word). A folder written before (``"all"``) reads the lexicon of all."""
+    from spandep.models.heads.lemma import Lemmatizer, kin
+
+    tags = ['["keep", 0, "", 0, ""]']
+    tables = {
+        "cs_cltt": {"lexicon": {"NOUN": {"a": "own"}}, "feats_lexicon": {}},
+        "cs_cac": {"lexicon": {"NOUN": {"a": "cac", "b": "cac", "c": "cac"}}, "feats_lexicon": {}},
+        "cs_fictree": {"lexicon": {"NOUN": {"b": "fictree", "d": "fictree"}}, "feats_lexicon": {}},
+        "is_gc": {"lexicon": {"AUX": {"Er": "vera"}, "NOUN": {"e": "icelandic"}}, "feats_lexicon": {}},
+    }
+    assert kin(tables, "cs_cltt") == ["cs_cac", "cs_fictree"] and kin(tables, "is_gc") == [] and kin(tables, "xx_unknown") == []
+    forms = [["a", "b", "d", "e", "Er"]]
+    columns = {"upos": [["NOUN", "NOUN", "NOUN", "NOUN", "AUX"]]}
+    values = [["a", "b", "d", "e", "Er"]]  # the scripts' lemmas: the forms themselves
+    head = Lemmatizer(8, tags, treebank_lexicons=tables, fallback="language")
+    assert head.refine(values, forms, columns, "cs_cltt") == [["own", "cac", "fictree", "e", "Er"]]
+    everyone = {"NOUN": {"a": "x", "b": "x", "d": "x", "e": "icelandic"}, "AUX": {"Er": "vera"}}
+    before = Lemmatizer(8, tags, lexicon=everyone, treebank_lexicons=tables)  # "all", as a folder written before
+    assert before.fallback == "all" and before.refine(values, forms, columns, "cs_cltt") == [["own", "x", "x", "icelandic", "vera"]]
+    assert "fallback" not in before.export_config() and head.export_config()["fallback"] == "language"
+    with pytest.raises(ValueError, match="fallback must be 'language' or 'all'"):
+        Lemmatizer(8, tags, fallback="any")

@@ -101,6 +101,9 @@ def test_a_lemma_head_is_copied_whatever_lexicons_its_training_data_builds():
     after = Lemmatizer(8, tags, lexicon={"z": {"VERB": "z"}}, treebank_lexicons=own)
     weights, note = _head_weights(after, before)
     assert note is None and all(torch.equal(weights[k], v) for k, v in before.state_dict().items())
+    language = Lemmatizer(8, tags, treebank_lexicons=own, fallback="language")  # what a pool run writes now
+    weights, note = _head_weights(language, before)
+    assert note is None and all(torch.equal(weights[k], v) for k, v in before.state_dict().items())
 
 
 def _rebuilt_train(path: Path) -> Path:

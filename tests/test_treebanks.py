@@ -90,7 +90,7 @@ def test_the_log_gives_each_treebank_and_selects_on_their_macro_average(joint: P
     assert config["treebanks"]["names"] == ["a", "b"] and config["treebanks"]["dim"] == 4
     assert sorted(p.name for p in (joint / "model" / "tokenizers").iterdir()) == ["a", "b"]
     lemma = load_model(joint / "model").heads["lemma"]  # each treebank's own lexicons, from its own training words
-    assert lemma.lexicon and sorted(lemma.treebank_lexicons) == ["a", "b"]
+    assert not lemma.lexicon and sorted(lemma.treebank_lexicons) == ["a", "b"] and lemma.fallback == "language"  # no lexicon of all
     assert lemma.treebank_lexicons["a"]["lexicon"] == lemma_lexicon(list(read_conllu(TRAIN)))
 
 
@@ -416,7 +416,7 @@ def test_one_treebank_exports_as_a_model_of_its_own_that_parses_alike(joint: Pat
     assert config["treebanks"]["names"] == ["b"] and set(cut.labels) <= b_labels < set(model.labels)
     assert "xpos" not in cut.heads and set(cut.heads) == set(model.heads) - {"xpos"}  # b has no XPOS: nothing to keep
     assert len(cut.heads["upos"].tags) < len(model.heads["upos"].tags) or model.heads["upos"].tags == cut.heads["upos"].tags
-    assert cut.heads["lemma"].lexicon == model.heads["lemma"].treebank_lexicons["b"]["lexicon"] and not cut.heads["lemma"].treebank_lexicons
+    assert cut.heads["lemma"].treebank_lexicons == {"b": model.heads["lemma"].treebank_lexicons["b"]}  # b's (no kin: no language)
     assert sorted(p.name for p in (one_out / "tokenizers").iterdir()) == ["b"]
     size = {f: sum(p.stat().st_size for p in (f / "model.safetensors",)) for f in (full_out, one_out)}
     assert size[one_out] < size[full_out]
@@ -424,7 +424,7 @@ def test_one_treebank_exports_as_a_model_of_its_own_that_parses_alike(joint: Pat
     ours = list(parse_stream(model, blank, InferenceOptions(treebank="b")))
     theirs = list(parse_stream(cut, blank, InferenceOptions()))  # its one treebank, untold: its settings and calibration
     for a, b in zip(ours, theirs):
-        assert [(w.head, w.deprel, w.upos, w.xpos, w.feats) for w in a.words] == [(w.head, w.deprel, w.upos, w.xpos, w.feats) for w in b.words]
+        assert [(w.head, w.deprel, w.upos, w.xpos, w.feats, w.lemma) for w in a.words] == [(w.head, w.deprel, w.upos, w.xpos, w.feats, w.lemma) for w in b.words]
         assert np.allclose([w.head_prob for w in a.words], [w.head_prob for w in b.words], atol=1e-5)  # b's calibration
     nlp = spandep.load(one_out)  # a folder path: parsed as its one treebank, with its tokenizer and settings
     assert nlp.options.treebank == "b" and isinstance(nlp.tokenizer, TrainedTokenizer)

@@ -10,11 +10,12 @@ treebanks' training words, so that a form takes the lemma it had most often in a
 every treebank of the pool (``runs/pool``; at most ``--cap`` words, whole sentences, every column but FORM blanked)
 once with the folder's lexicons switched off, one torch thread, then applies to the predicted UPOS, FEATS and
 edit-script lemmas each way of looking them up: none, the lexicons of all treebanks (as shipped), each treebank's
-own (``treebank_lexicons``), and its own then those of all for a pair its own lacks (the way chosen:
-``Lemmatizer.refine``); it prints and writes (``--out``, schema ``spandep-lexicons/1``) each treebank's lemma
+own (``treebank_lexicons``), its own then those of all for a pair its own lacks (the way chosen:
+``Lemmatizer.refine`` with ``fallback = "all"``), its own then those of the other treebanks of its language (the
+most pairs first: ``fallback = "language"``, ``lemma.kin``), and that then those of all; it prints and writes (``--out``, schema ``spandep-lexicons/1``) each treebank's lemma
 accuracy and their macro means. No test split is read. ``write`` puts each treebank's own lexicons, from the pool's
-training files, into the folder (``heads.json.xz``) beside the lexicons of all, as training a model of several
-treebanks now does.
+training files, into the folder (``heads.json.xz``), those of its language to serve a pair its own lacks
+(``fallback = "language"``) and the lexicons of all left out, as training a model of several treebanks now does.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ from benchmarks.suite.raw_text import first_words
 from benchmarks.suite.record import portable_path, stamp, write_json
 from benchmarks.suite.systems import pool_folder
 from spandep.data.conllu import read_conllu
-from spandep.models.heads.lemma import Lemmatizer, lexicons, looked_up, treebank_lexicons
+from spandep.models.heads.lemma import Lemmatizer, kin, lexicons, looked_up, treebank_lexicons
 from spandep.storage.model_io import read_model_config, write_model_config
 
 SCHEMA = "spandep-lexicons/1"
-WAYS = ("none", "all", "own", "own_then_all")
+WAYS = ("none", "all", "own", "own_then_all", "own_then_language", "own_then_language_then_all")
 
 
 def trains_of(names: list[str], pool: Path) -> dict:
@@ -76,6 +77,7 @@ def compare(folder: Path, pool: Path, cap: int, only: list[str] | None = None) -
         blank = [replace(s, words=[replace(w, upos="_", xpos="_", feats="_", lemma="_") for w in s.words]) for s in gold]
         parsed = parse_sentences(parser, blank, InferenceOptions(treebank=name))
         own = (own_tables[name]["lexicon"], own_tables[name]["feats_lexicon"])
+        language = [(own_tables[k]["lexicon"], own_tables[k]["feats_lexicon"]) for k in kin(own_tables, name)]
         right = {way: [] for way in WAYS}
         for g, p in zip(gold, parsed):
             if "lemma" not in p.columns:  # a treebank without lemmas: the head fills none
@@ -86,7 +88,8 @@ def compare(folder: Path, pool: Path, cap: int, only: list[str] | None = None) -
                     continue
                 args = (lemma, gw.form, upos, bundle)
                 got = {"none": lemma, "all": looked_up([everyone], *args), "own": looked_up([own], *args),
-                       "own_then_all": looked_up([own, everyone], *args)}
+                       "own_then_all": looked_up([own, everyone], *args), "own_then_language": looked_up([own, *language], *args),
+                       "own_then_language_then_all": looked_up([own, *language, everyone], *args)}
                 for way in WAYS:
                     right[way].append(got[way] == gw.lemma)
         if right["none"]:

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Ship the multilingual model (issue 46), one torch thread, every step resumable (run it again after a stop; a result
 # made with other weights, by their digest, is made again):
-#   1. export MODEL compact with int8 weights into src/spandep/resources/multilingual (once), then copy in the trained
+#   1. export MODEL compact with int8 weights into src/spandep/resources/multilingual (once; its lemma lexicons then
+#      written again by pool_lexicons.py write: each treebank's own, those of its language serving a pair its own lacks,
+#      the lexicons of all left out, as a pool run trained now writes them), then copy in the trained
 #      tokenizers TOKENIZERS/<treebank>/tokenizer (what train_tokenizers.sh writes) it has none of, in float16 (to ship
 #      new weights, remove the folder first: every line is then calibrated and scored again);
 #   2. its catalogue lines (pool_catalogue.py: one per treebank without a model of its own that has a tokenizer);
@@ -22,7 +24,10 @@ PY=${PYTHON:-.venv/bin/python}
 OUT=src/spandep/resources/multilingual
 SPEED=de_gsd  # the treebank whose test times the folder (gold tokens, 3 rounds): every line's card shows that speed
 export OMP_NUM_THREADS=1 PYTHONPATH=$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}
-[ -f "$OUT/config.json" ] || "$PY" -m spandep export "$model" "$OUT" --int8-all
+if [ ! -f "$OUT/config.json" ]; then  # the lemma lexicons rebuilt: each treebank's own, its language's for a pair it lacks
+  "$PY" -m spandep export "$model" "$OUT" --int8-all
+  "$PY" -m benchmarks.scripts.pool_lexicons write "$OUT"
+fi
 "$PY" -c 'import sys; from pathlib import Path; from benchmarks.scripts.score_pool import add_tokenizers; from benchmarks.suite.systems import pool_entries
 print("tokenizers copied in:", " ".join(add_tokenizers(Path(sys.argv[1]), Path(sys.argv[2]), list(pool_entries()))) or "none")' "$OUT" "$tokenizers"
 "$PY" -m benchmarks.scripts.pool_catalogue multilingual

@@ -14,8 +14,9 @@ trees, labels, tags and probabilities as the full model parsing as T.
   with per-feature classifiers) is refused.
 - The treebank embedding keeps T's row; the model still names T (``treebanks.names == [T]``) and parses as it
   without being told. T's saved inference settings and calibration are kept.
-- A lemma head's lexicons are T's own (``treebank_lexicons[T]``); the lexicons of all treebanks, which serve a pair
-  T's lacks in the full model, are left out (megabytes of tables): its lemmas may differ where that fallback spoke.
+- A lemma head's lexicons are T's own and those of T's language that serve a pair T's lacks (``fallback =
+  "language"``), as the full model reads them; in a folder written before, whose lexicons of all treebanks serve
+  that pair (``"all"``, megabytes of tables), T's own only: its lemmas may differ where that fallback spoke.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import torch
 from spandep.errors import OptionError
 from spandep.models import Parser, build_model
 from spandep.models.heads import STATE_PREFIX
+from spandep.models.heads.lemma import kin
 from spandep.models.treebanks import LABELS
 
 __all__ = ["one_treebank"]
@@ -84,9 +86,11 @@ def _head_config(model: Parser, name: str, head: dict[str, Any], treebank: str, 
         raise OptionError(f"--treebank: the {name} head's weights depend on its classes beyond their rows; it cannot be cut to one treebank")
     out = {k: v for k, v in head.items() if k != "treebank_lexicons"}
     out["tags"] = [head["tags"][i] for i in ids]
-    own = (head.get("treebank_lexicons") or {}).get(treebank)
-    if own is not None:
-        out |= {"lexicon": own["lexicon"], "feats_lexicon": own["feats_lexicon"]}
+    tables = head.get("treebank_lexicons") or {}
+    if head.get("fallback") == "language":  # T's own lexicons, then its language's, as the full model reads them
+        out["treebank_lexicons"] = {k: tables[k] for k in (treebank, *kin(tables, treebank)) if k in tables}
+    elif treebank in tables:  # a folder written before: T's own, the lexicons of all left out
+        out |= {"lexicon": tables[treebank]["lexicon"], "feats_lexicon": tables[treebank]["feats_lexicon"]}
     return out
 
 

@@ -32,10 +32,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from spandep.data.languages import treebank_language
 from spandep.data.sentence import Sentence, Token
 from spandep.models.heads.base import ClassifierHead
 
 CASINGS = ("lower", "title", "upper", "keep")
+FALLBACKS = ("language", "all")  # Lemmatizer.fallback: what serves a (form, UPOS) pair a treebank's own lexicon lacks
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,17 @@ def treebank_lexicons(trains: Mapping[str, Sequence[Sentence]]) -> dict[str, dic
     return {name: lexicons(train) for name, train in trains.items()}
 
 
+def kin(tables: Mapping[str, Mapping[str, Any]], treebank: str) -> list[str]:
+    """The other treebanks of ``tables`` (:func:`treebank_lexicons`) of ``treebank``'s language
+    (:func:`spandep.data.languages.treebank_language`; one it does not know has none), the one with the most (form,
+    UPOS) pairs first."""
+    language = treebank_language(treebank)
+    if language is None:
+        return []
+    pairs = {k: sum(map(len, t["lexicon"].values())) for k, t in tables.items() if k != treebank and treebank_language(k) == language}
+    return sorted(pairs, key=lambda k: (-pairs[k], k))
+
+
 def looked_up(tables: Sequence[tuple[dict[str, Any], dict[str, Any]]], lemma: str, form: str, tag: str, bundle: str | None) -> str:
     """The lemma of the first ``(lexicon, feats_lexicon)`` of ``tables`` that knows the word: its (form, UPOS, FEATS)
     triple, else its (form, UPOS) pair; ``lemma`` (the script's) where none does."""
@@ -161,9 +174,12 @@ class Lemmatizer(ClassifierHead):
     ``feats_lexicon``: UPOS → FEATS → form → lemma where the bundle changes it (:func:`lemma_feats_lexicon`);
     ``upos_tags``, ``feats_tags``: the UPOS and bundles seen in training, for ``upos_embed`` and ``feats_embed``;
     ``treebank_lexicons``: in a model of several treebanks, each one's two lexicons from its own training data
-    (``{treebank: {"lexicon": ..., "feats_lexicon": ...}}``), read by a parse as that treebank before the lexicons of
-    them all, which serve a pair its own lacks (else a form takes the lemma it had most often in any language:
-    Nynorsk's ``vere`` for Bokmål's ``er``; chosen on dev, docs/heads.md)."""
+    (``{treebank: {"lexicon": ..., "feats_lexicon": ...}}``), read by a parse as that treebank first (else a form takes
+    the lemma it had most often in any language: Nynorsk's ``vere`` for Bokmål's ``er``); ``fallback`` says what
+    serves a pair its own lacks: ``"language"``, the lexicons of the other treebanks of its language, the one with the
+    most pairs first (what training a model of several treebanks writes: the lexicon of them all is then not kept),
+    or ``"all"``, the lexicons of all the treebanks together (a folder written before; both chosen on dev,
+    docs/heads.md)."""
 
     name = "lemma"
     column = "lemma"
@@ -174,8 +190,10 @@ class Lemmatizer(ClassifierHead):
         self, n_in: int, tags: Sequence[str], writing_systems: Sequence[str] = (), lexicon: dict[str, dict[str, str]] | None = None,
         upos_embed: int = 0, feats_embed: int = 0, upos_tags: Sequence[str] = (), feats_tags: Sequence[str] = (),
         feats_lexicon: dict[str, dict[str, dict[str, str]]] | None = None,
-        treebank_lexicons: dict[str, dict[str, Any]] | None = None, **settings: Any,
+        treebank_lexicons: dict[str, dict[str, Any]] | None = None, fallback: str = "all", **settings: Any,
     ) -> None:
+        if fallback not in FALLBACKS:
+            raise ValueError(f"the lemma head's fallback must be {' or '.join(map(repr, FALLBACKS))}, not {fallback!r}")
         given = {"upos": (upos_tags, upos_embed), "feats": (feats_tags, feats_embed)}
         conditions = {column: (list(vocab), dim) for column, (vocab, dim) in given.items() if dim}
         super().__init__(n_in, tags, conditions=conditions, **settings)
@@ -192,6 +210,10 @@ class Lemmatizer(ClassifierHead):
         self.treebank_lexicons = treebank_lexicons or {}
         if treebank_lexicons is not None:
             self.hparams["treebank_lexicons"] = self.treebank_lexicons
+        self.fallback = fallback
+        if fallback != "all":
+            self.hparams["fallback"] = fallback
+        self._kin: dict[str, list[str]] = {}
         self.scripts = [EditScript.from_tag(t) for t in self.tags]
 
     @classmethod
@@ -214,8 +236,10 @@ class Lemmatizer(ClassifierHead):
 
     @classmethod
     def treebank_config(cls, config: dict[str, Any], trains: Mapping[str, Sequence[Sentence]]) -> dict[str, Any]:
-        """Each treebank's own lexicons (:func:`treebank_lexicons`) beside those of them all."""
-        return {**config, "treebank_lexicons": treebank_lexicons(trains)}
+        """Each treebank's own lexicons (:func:`treebank_lexicons`), those of its language serving a pair its own lacks
+        (``fallback``): the lexicons of them all are not kept."""
+        kept = {k: v for k, v in config.items() if k not in ("lexicon", "feats_lexicon")}
+        return {**kept, "treebank_lexicons": treebank_lexicons(trains), "fallback": "language"}
 
     def refine(
         self, values: list[list[str]], forms: Sequence[Sequence[str]], columns: dict[str, list[list[str]]], treebank: str | None = None,
@@ -224,7 +248,13 @@ class Lemmatizer(ClassifierHead):
         predicted UPOS); the script's elsewhere. A parse as a treebank with lexicons of its own reads those first."""
         own = self.treebank_lexicons.get(treebank) if treebank is not None else None
         tables = [(own["lexicon"], own["feats_lexicon"])] if own else []
-        tables = [t for t in (*tables, (self.lexicon, self.feats_lexicon)) if t[0]]
+        if self.fallback == "language" and treebank is not None:
+            if treebank not in self._kin:
+                self._kin[treebank] = kin(self.treebank_lexicons, treebank)
+            tables += [(self.treebank_lexicons[k]["lexicon"], self.treebank_lexicons[k]["feats_lexicon"]) for k in self._kin[treebank]]
+        else:
+            tables.append((self.lexicon, self.feats_lexicon))
+        tables = [t for t in tables if t[0]]
         if not tables or "upos" not in columns:
             return values
         bundles = columns.get("feats") or [[None] * len(words) for words in forms]  # no FEATS head: the pairs alone
