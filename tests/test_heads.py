@@ -345,17 +345,21 @@ def test_the_feats_lexicon_comes_before_the_pair_lexicon_where_the_bundle_is_pre
     assert "feats_lexicon" not in Lemmatizer(8, ['["keep", 0, "", 0, ""]'], lexicon={}).export_config()  # models saved before it
 
 
-def test_a_parse_as_one_treebank_reads_its_own_lexicons_then_those_of_all() -> None:
+def test_a_parse_as_one_treebank_reads_its_own_lexicons_then_its_languages() -> None:
     def word(form: str, upos: str, lemma: str) -> Token:
         return Token(1, form, lemma=lemma, upos=upos)
 
-    trains = {"nn": [Sentence([word("er", "AUX", "vere"), word("ikkje", "ADV", "ikkje")])] * 3, "nb": [Sentence([word("er", "AUX", "være")])]}
+    nynorsk = [Sentence([word("er", "AUX", "vere"), word("ikkje", "ADV", "ikkje")])] * 3
+    trains = {"no_nynorsklia": nynorsk, "no_bokmaal": [Sentence([word("er", "AUX", "være"), word("Huset", "NOUN", "hus")])]}
     shared = lemma_lexicon([s for t in trains.values() for s in t])
     config = Lemmatizer.treebank_config({"lexicon": shared, "feats_lexicon": {}}, trains)
-    assert config["lexicon"] == {"AUX": {"er": "vere"}, "ADV": {"ikkje": "ikkje"}} and config["treebank_lexicons"]["nb"]["lexicon"] == {"AUX": {"er": "være"}}
+    assert "lexicon" not in config and config["fallback"] == "language"  # the lexicon of all is not kept
+    assert config["treebank_lexicons"]["no_bokmaal"]["lexicon"] == {"AUX": {"er": "være"}, "NOUN": {"Huset": "hus"}}
     head = Lemmatizer(8, ['["keep", 0, "", 0, ""]'], **config)
-    values, forms, upos = [["er", "ikkje", "huset"]], [["er", "ikkje", "huset"]], {"upos": [["AUX", "ADV", "NOUN"]]}
-    assert head.refine(values, forms, upos, "nb") == [["være", "ikkje", "huset"]]  # its own, then all's, then the script's
-    assert head.refine(values, forms, upos, "nn") == [["vere", "ikkje", "huset"]]
-    assert head.refine(values, forms, upos) == [["vere", "ikkje", "huset"]]  # no treebank named: the lexicons of all
-    assert head.export_config()["treebank_lexicons"]["nn"]["lexicon"] == {"ADV": {"ikkje": "ikkje"}, "AUX": {"er": "vere"}}
+    values, forms, upos = [["er", "ikke", "Huset"]], [["er", "ikke", "Huset"]], {"upos": [["AUX", "ADV", "NOUN"]]}
+    assert head.refine(values, forms, upos, "no_bokmaal") == [["være", "ikke", "hus"]]  # its own, then the script's
+    assert head.refine(values, forms, upos, "no_nynorsklia") == [["vere", "ikke", "Huset"]]  # Bokmål is another language
+    assert head.export_config()["treebank_lexicons"]["no_nynorsklia"]["lexicon"] == {"ADV": {"ikkje": "ikkje"}, "AUX": {"er": "vere"}}
+    before = Lemmatizer(8, ['["keep", 0, "", 0, ""]'], lexicon=shared, feats_lexicon={}, treebank_lexicons=config["treebank_lexicons"])
+    assert before.refine(values, forms, upos, "no_nynorsklia") == [["vere", "ikke", "hus"]]  # a folder written before: all's
+    assert before.refine(values, forms, upos) == [["vere", "ikke", "hus"]]  # no treebank named: the lexicons of all
