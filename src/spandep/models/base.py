@@ -244,8 +244,7 @@ class Parser(SettingsCheck, nn.Module):
         """The treebank a parse with ``options`` is as: theirs, else the one treebank of a model cut to it
         (``spandep export --treebank``), else none."""
         given = options.treebank if options is not None else None
-        only = self.treebanks is not None and given is None and len(self.treebanks.names) == 1
-        return self.treebanks.names[0] if only else given  # type: ignore[union-attr]
+        return given if self.treebanks is None else self.treebanks.named(given)
 
     def settings(self, options: InferenceOptions | None = None) -> InferenceOptions:
         """The settings a parse runs with: the saved ones (in a model of several treebanks, those saved for the

@@ -84,12 +84,15 @@ class Treebanks(nn.Module):
         """The model's ``shared`` settings with those saved for treebank ``name`` over them."""
         return replace(shared, **self.inference.get(name, {}))
 
+    def named(self, name: str | None) -> str | None:
+        """``name``, or for none the only treebank of a model of one (as ``spandep export --treebank`` cuts it)."""
+        return self.names[0] if name is None and len(self.names) == 1 else name
+
     def index(self, name: str | None) -> int:
-        """The id of treebank ``name`` (none: the only one of a model of one, as ``spandep export --treebank`` cuts
-        it); a ``ValueError`` naming the model's treebanks for none of several, or another."""
+        """The id of treebank ``name`` (:meth:`named`); a ``ValueError`` naming the model's treebanks for none of
+        several, or another."""
         listed = ", ".join(self.names)
-        if name is None and len(self.names) == 1:
-            return 0
+        name = self.named(name)
         if name is None:
             raise ValueError(f"this model was trained on several treebanks: choose one with treebank= (spandep parse --treebank): {listed}")
         if name not in self.names:
