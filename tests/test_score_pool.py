@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import torch
 from conftest import DEV, TINY_BIAFFINE, TRAIN, write_config
 
 from benchmarks.scripts import languages_table, peers_table, score_pool
@@ -57,7 +58,7 @@ def pool(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (root / "results").mkdir()
     (root / "results" / "multilingual_pool.json").write_text(json.dumps({"treebanks": entries}))
     tokenizers = root / "tokenizers" / "sq_staf" / "tokenizer"  # a trained tokenizer for sq_staf only
-    tiny_tokenizer().save(tokenizers, {"note": "random weights, for tests"})
+    tiny_tokenizer(hidden=32).save(tokenizers, {"note": "random weights, for tests (LSTM matrices of 4,096 values, stored in int8 rows by an --int8-all model)"})
     return {"root": root, "model": root / "run" / "model", "tokenizers": root / "tokenizers"}
 
 
@@ -98,6 +99,7 @@ def test_every_pool_treebank_is_scored_into_the_files_the_table_reads(pool, caps
 def test_a_compact_model_gets_its_tokenizers_in_float16_as_an_export_writes_them(pool, tmp_path):
     from safetensors.torch import load_file
 
+    from spandep.quantised import SCALE_SUFFIX
     from spandep.tokenization.trained import WEIGHTS_FILE as TOKENIZER_WEIGHTS
 
     given = load_file(str(pool["tokenizers"] / "sq_staf" / "tokenizer" / TOKENIZER_WEIGHTS))
@@ -111,6 +113,12 @@ def test_a_compact_model_gets_its_tokenizers_in_float16_as_an_export_writes_them
         for key, value in given.items():
             want = value.half() if compact and value.is_floating_point() else value
             assert copied[key].dtype == want.dtype and bool((copied[key] == want).all()), key
+    model = tmp_path / "int8_all"  # an --int8-all export's: its matrices in int8 rows, as the export writes them
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({"compact": {"dtype": "float16", "int8_scope": "all"}}))
+    assert score_pool.add_tokenizers(model, pool["tokenizers"], ["sq_staf"]) == ["sq_staf"]
+    copied = load_file(str(model / "tokenizers" / "sq_staf" / TOKENIZER_WEIGHTS))
+    assert {k for k, v in copied.items() if v.dtype == torch.int8} == {k.removesuffix(SCALE_SUFFIX) for k in copied if k.endswith(SCALE_SUFFIX)} != set()
 
 
 def test_a_resumed_run_skips_finished_files_unless_again(pool, capsys, monkeypatch):

@@ -17,7 +17,7 @@ from spandep.data.sentence import Sentence, Token
 from spandep.models.heads import IGNORE as NO_TAG
 from spandep.models.heads import HeadInput
 from spandep.models.heads.upos import UposTagger
-from spandep.storage.int8 import SCALE_SUFFIX, dequantize, quantize
+from spandep.quantised import SCALE_SUFFIX, dequantize, quantize
 from spandep.storage.model_io import load_model, resolve_device, save_model
 from spandep.pipeline.predict import parse_stream
 from spandep.training.config import load_config

@@ -87,11 +87,11 @@ def lexicon() -> MwtLexicon:
 
 
 @functools.lru_cache(maxsize=None)
-def tiny_tokenizer(seed: int = 0) -> TrainedTokenizer:
+def tiny_tokenizer(seed: int = 0, hidden: int = 8) -> TrainedTokenizer:
     """A randomly initialised network with the characters of the EWT fixture and a small French lexicon."""
     torch.manual_seed(seed)
     vocab = CharVocab.build([p.text for p in read_paragraphs(TRAIN)], min_count=1)
-    net = CharTagger(len(vocab), NetConfig(embedding=8, hidden=8, layers=2, dropout=0.0))
+    net = CharTagger(len(vocab), NetConfig(embedding=8, hidden=hidden, layers=2, dropout=0.0))
     return TrainedTokenizer(vocab, net, lexicon(), window=16, context=4)
 
 

@@ -25,6 +25,7 @@ from spandep.errors import InputFormatError
 from spandep.models.heads.lemma import lemma_lexicon
 from spandep.options import InferenceOptions
 from spandep.storage import catalogue
+from spandep.tokenization.corpus import lossless_problems
 from spandep.storage.model_io import load_model, save_inference
 from spandep.pipeline.predict import parse_stream
 from spandep.tokenization.trained import TrainedTokenizer
@@ -205,6 +206,30 @@ def test_a_compact_export_carries_the_treebanks_and_their_tokenizers(joint: Path
     assert (tmp_path / "shipped" / "tokenizers" / "a" / "config.json").is_file()
     full, compact = spandep.load(joint / "model", treebank="b"), spandep.load(tmp_path / "shipped", treebank="b")
     assert [s.deprels for s in compact.parse_file(DEV).data] == [s.deprels for s in full.parse_file(DEV).data]
+
+
+def test_an_int8_all_export_stores_its_tokenizers_in_int8_rows_that_load_as_the_weights_within_half_a_step(joint: Path, tmp_path: Path) -> None:
+    from spandep.quantised import SCALE_SUFFIX
+    from spandep.tokenization.trained import load_tokenizer
+
+    wider = tmp_path / "wider"  # matrices of 4,096 values and more, as a trained tokenizer's LSTM has
+    tiny_tokenizer(hidden=32).save(wider, {"note": "a wider tokenizer, for treebank a"})
+    result = runner.invoke(app, ["export", str(joint / "model"), str(tmp_path / "int8"), "--int8-all", "--tokenizer", f"a={wider}"])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "int8" / "config.json").read_text())["compact"]["int8_scope"] == "all"
+    given = load_file(str(wider / "model.safetensors"))
+    stored = load_file(str(tmp_path / "int8" / "tokenizers" / "a" / "model.safetensors"))
+    rows = [k for k in given if k + SCALE_SUFFIX in stored]
+    assert rows and all(stored[k].dtype == torch.int8 and given[k].numel() >= 4096 for k in rows)  # the LSTM's matrices
+    assert all(v.dtype == torch.float16 for k, v in stored.items() if k not in rows)  # the rest as a compact copy
+    tokenizer = load_tokenizer(tmp_path / "int8" / "tokenizers" / "a")
+    weights = dict(tokenizer.net.state_dict())
+    for k in rows:  # each weight back within half a quantisation step of its row
+        step = stored[k + SCALE_SUFFIX].float()[..., None]
+        assert bool(((weights[k] - given[k]).abs() <= step / 2 + 1e-3).all()), k
+    text = "Ein Satz hier. Noch einer, bitte!"
+    assert lossless_problems(text, tokenizer.tokenize(text)) == []
+    assert [s.forms for s in spandep.load(tmp_path / "int8", treebank="a").tokenizer.tokenize(text)] == [s.forms for s in tokenizer.tokenize(text)]
 
 
 def test_export_replaces_one_treebanks_tokenizer(joint: Path, tmp_path: Path) -> None:

@@ -54,8 +54,9 @@ def result_path(results: Path, treebank: str, mode: str, split: str) -> Path:
 def add_tokenizers(model: Path, trained: Path, treebanks: list[str]) -> list[str]:
     """Copy ``trained/<treebank>/tokenizer`` into ``model`` (``tokenizers/<treebank>/``, as ``save_model`` keeps them)
     for each of ``treebanks`` that has one there and none in ``model``; the treebanks given one. Into a compact
-    model its weights go in float16, as ``spandep export`` writes them (``model_io.copy_tokenizer``)."""
-    compact = bool(json.loads((model / "config.json").read_text(encoding="utf-8")).get("compact"))
+    model its weights go in float16 (int8 rows where its export was ``--int8-all``), as ``spandep export`` writes
+    them (``model_io.copy_tokenizer``)."""
+    compact = json.loads((model / "config.json").read_text(encoding="utf-8")).get("compact") or {}
     added = []
     for name in treebanks:
         given, target = trained / name / "tokenizer", tokenizer_folder(model, name)
@@ -63,7 +64,7 @@ def add_tokenizers(model: Path, trained: Path, treebanks: list[str]) -> list[str
             tmp = target.with_name(f".{name}.tmp")
             for old in (tmp, target):
                 shutil.rmtree(old, ignore_errors=True)
-            copy_tokenizer(given, tmp, compact)
+            copy_tokenizer(given, tmp, bool(compact), compact.get("int8_scope") == "all")
             os.replace(tmp, target)
             added.append(name)
     return added

@@ -20,8 +20,8 @@ def export(
     compact: bool = typer.Option(True, "--compact/--full", help="float16 weights, frozen base weights left out."),
     int8: bool = typer.Option(False, "--int8", help="With --compact: the transformer's weight matrices stored as int8 (per-row scales); measure the copy's accuracy."),
     int8_all: bool = typer.Option(
-        False, "--int8-all", help="With --compact: every weight matrix stored as int8, the parser's, the heads' and an "
-        "adapter's too (for a LoRA model, whose pretrained weights are not stored); measure the copy's accuracy.",
+        False, "--int8-all", help="With --compact: every weight matrix stored as int8, the parser's, the heads', an "
+        "adapter's and the raw-text tokenizers' too (for a LoRA model, whose pretrained weights are not stored); measure the copy's accuracy.",
     ),
     base: Optional[str] = typer.Option(
         None, help="Name the encoder by this base alias in the copy (spandep models), for a model trained on a local "

@@ -31,7 +31,8 @@ from spandep.tokenization.text import TOKENIZER_FOLDER, tokenizer_folder
 from spandep.tokenization.text import treebank_tokenizers as own_tokenizers
 from spandep.tokenization.trained import WEIGHTS_FILE as TOKENIZER_WEIGHTS
 from spandep.storage.kernels import bound_kernel_cache
-from spandep.storage.int8 import ALL_MIN_ELEMENTS, Int8Scope, dequantize, dynamic_int8, quantize
+from spandep.quantised import ALL_MIN_ELEMENTS, dequantize, quantize
+from spandep.storage.int8 import Int8Scope, dynamic_int8
 from spandep.registry import UnknownNameError
 
 FORMAT_VERSION = 3  # 3: format 2 with the output heads' large tables in HEAD_TABLES (written only where a head has one)
@@ -99,7 +100,8 @@ def save_model(
     ``compact`` stores floating-point weights in float16 and leaves out frozen pretrained weights, which are
     taken from the encoder's installed base package at load time (a small shippable model); ``int8`` (with
     ``compact``) also stores weight matrices as int8 with per-row scales (``storage.int8``): ``"encoder"`` the
-    pretrained modules' linear weights, ``"all"`` every floating-point weight of two or more dimensions.
+    pretrained modules' linear weights, ``"all"`` every floating-point weight of two or more dimensions, the
+    tokenizers' too.
     """
     directory = Path(directory)
     tmp = sibling_folder(directory, "choose a writable folder for the model")
@@ -116,6 +118,8 @@ def save_model(
             omitted = frozen_base_keys(model)
             state = {k: (v.half() if v.is_floating_point() else v) for k, v in state.items() if k not in omitted}
             config["compact"] = {"dtype": "float16", "from_base": omitted}
+            if int8 is not None:
+                config["compact"]["int8_scope"] = int8  # a tokenizer added later is stored alike (int8 rows under "all")
             if int8 == "all":
                 state, config["compact"]["int8"] = quantize(state, set(state), ALL_MIN_ELEMENTS)
             elif int8 == "encoder":
@@ -135,9 +139,9 @@ def save_model(
                 model_assets(tmp)
         tokenizer = tokenizer or (directory / TOKENIZER_FOLDER if (directory / TOKENIZER_FOLDER).is_dir() else None)
         if tokenizer is not None:
-            copy_tokenizer(tokenizer, tmp / TOKENIZER_FOLDER, compact)
+            copy_tokenizer(tokenizer, tmp / TOKENIZER_FOLDER, compact, int8 == "all")
         for name, folder in (treebank_tokenizers or own_tokenizers(directory)).items():
-            copy_tokenizer(folder, tokenizer_folder(tmp, name), compact)
+            copy_tokenizer(folder, tokenizer_folder(tmp, name), compact, int8 == "all")
         write_model_config(tmp, config)
         usual_permissions(tmp)
         old = directory.with_name(directory.name + ".old")
@@ -151,14 +155,18 @@ def save_model(
         raise
 
 
-def copy_tokenizer(source: Path, target: Path, compact: bool) -> None:
+def copy_tokenizer(source: Path, target: Path, compact: bool, int8: bool = False) -> None:
     """A trained tokenizer folder copied into a model folder; into a compact one with its floating-point weights in
     float16, half the bytes (a multilingual model ships eighty of them): 9 of 10 tokenizers measured wrote their dev
-    split as in float32, zh_gsd_v1 Words F1 95.75 → 95.76 (``benchmarks/scripts/tokenizer_float16.py``)."""
+    split as in float32, zh_gsd_v1 Words F1 95.75 → 95.76 (``benchmarks/scripts/tokenizer_float16.py``). ``int8``
+    (a compact model's ``--int8-all``): its matrices of ``ALL_MIN_ELEMENTS`` values or more in int8 rows, a quarter
+    of the float32 bytes (the same script's ``--int8``: BENCHMARKS.md, "Tokenizers in int8")."""
     shutil.copytree(source, target)
     weights = target / TOKENIZER_WEIGHTS
     if compact and weights.is_file():
         state = load_file(str(weights))
+        if int8:
+            state = quantize(state, set(state), ALL_MIN_ELEMENTS)[0]  # from the weights as trained
         save_file({k: v.half() if v.is_floating_point() else v for k, v in state.items()}, str(weights))
 
 

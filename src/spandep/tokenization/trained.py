@@ -43,6 +43,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from spandep.errors import ModelError
+from spandep.quantised import loaded
 from spandep.tokenization.encoder_features import PieceVectors, local_folder
 from spandep.tokenization.features import CharFeatures
 from spandep.tokenization.model import CLASSES, CharTagger, CharVocab, NetConfig
@@ -271,7 +272,7 @@ def load_tokenizer(path: str | Path, encoder_folder: Callable[[str], str] = loca
         precision = precision or config.get("encoder_precision", "float32")
         pieces = PieceVectors(net_config.encoder, encoder_folder(net_config.encoder), net_config.encoder_layers, precision) if net_config.encoder else None
         net = CharTagger(len(vocab), net_config, pieces.width if pieces else 0)
-        net.load_state_dict(load_file(str(folder / WEIGHTS_FILE)))
+        net.load_state_dict(loaded(load_file(str(folder / WEIGHTS_FILE))))  # a compact model's may hold int8 rows
         lexicon = MwtLexicon.from_json(json.loads((folder / "mwt.json").read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, RuntimeError, EOFError, lzma.LZMAError) as exc:
         raise ModelError(f"cannot load the tokenizer in {folder}: {exc}") from None

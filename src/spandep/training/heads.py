@@ -8,7 +8,7 @@ computed once per sentence (eval mode, as a parse computes them) and kept on dis
 every head with Adam on them and scores each on dev (the share of dev words whose column the model fills as the gold
 file has it, the other heads' columns predicted). Epoch 0 is the input's weights, so a head's chosen epoch is never
 worse than the input on dev. Each epoch's weights are scored as they will be stored (float16, int8 where the input
-stores them so: ``storage.int8``).
+stores them so: ``quantised``).
 
 The new model folder is the input's copied, with only the heads' tensors of ``model.safetensors`` replaced (a head
 that keeps epoch 0 keeps its stored bytes) and the run's record under ``training.heads_finetune`` of ``config.json``
@@ -48,7 +48,7 @@ from spandep.models import Parser
 from spandep.models.heads import HEADS, IGNORE
 from spandep.models.heads import STATE_PREFIX as PREFIX
 from spandep.options import InferenceOptions
-from spandep.storage.int8 import ALL_MIN_ELEMENTS, MIN_ELEMENTS, SCALE_SUFFIX, dequantize, quantize
+from spandep.quantised import ALL_MIN_ELEMENTS, MIN_ELEMENTS, int8_names, loaded, quantize
 from spandep.storage.model_io import CURRENT, load_model, read_model_config, write_model_config
 from spandep.training.checkpoint import changed_settings, has_checkpoint, load_checkpoint, run_lock, save_checkpoint
 from spandep.training.trainer import read_treebank, seed_everything
@@ -110,7 +110,7 @@ class VectorCache:
 
 def stored_form(state: dict[str, torch.Tensor], compact: dict[str, Any] | None, int8: bool = False) -> dict[str, torch.Tensor]:
     """The heads' tensors as the input model stores its own: float16 in a compact folder, int8 (with scales) for
-    the names it keeps in int8 (``storage.int8``) and, where it keeps its heads' matrices so, for every head matrix
+    the names it keeps in int8 (``quantised``) and, where it keeps its heads' matrices so, for every head matrix
     of ``ALL_MIN_ELEMENTS`` values or more (a rebuilt head's new ones too), float32 otherwise. ``int8`` (a compact
     folder): every head matrix of ``MIN_ELEMENTS`` values or more in int8 as well."""
     if not compact:
@@ -127,12 +127,7 @@ def stored_form(state: dict[str, torch.Tensor], compact: dict[str, Any] | None, 
 def loaded_form(stored: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The float32 weights ``stored`` loads as (``storage.model_io.load_model``'s reading: a tensor with a scale
     beside it is int8)."""
-    return {k: v.float() if v.is_floating_point() else v for k, v in dequantize(stored, int8_names(stored)).items()}
-
-
-def int8_names(stored: dict[str, torch.Tensor]) -> list[str]:
-    """The tensors of ``stored`` kept in int8: those with a scale beside them."""
-    return [k for k in stored if k + SCALE_SUFFIX in stored]
+    return {k: v.float() if v.is_floating_point() else v for k, v in loaded(stored).items()}
 
 
 class HeadsTrainer:
