@@ -4,7 +4,8 @@
 #   1. export MODEL compact with int8 weights into src/spandep/resources/multilingual (once; its lemma lexicons then
 #      written again by pool_lexicons.py write: each treebank's own, those of its language serving a pair its own lacks,
 #      the lexicons of all left out, as a pool run trained now writes them), then copy in the trained
-#      tokenizers TOKENIZERS/<treebank>/tokenizer (what train_tokenizers.sh writes) it has none of, in float16 (to ship
+#      tokenizers TOKENIZERS/<treebank>/tokenizer (what train_tokenizers.sh writes) it has none of, in int8 rows as the
+#      export is --int8-all (docs/tokenizer.md; to ship
 #      new weights, remove the folder first: every line is then calibrated and scored again);
 #   2. its catalogue lines (pool_catalogue.py: one per treebank without a model of its own that has a tokenizer);
 #   3. the lines calibrated on their treebanks' dev splits, all in one call when one is new (calibration_table calibrate

@@ -33,7 +33,7 @@ from spandep.tokenization.corpus import raw_text, read_paragraphs
 from spandep.tokenization.trained import WEIGHTS_FILE, load_tokenizer
 
 
-def compare(folder: Path, gold: Path, int8: bool = False) -> dict[str, Any]:
+def compare(folder: Path, gold: Path, int8: bool = False, split: str = "dev") -> dict[str, Any]:
     """The tokenizer in ``folder`` as saved, in float16 and (``int8``) in int8 rows, each scored on ``gold``'s raw
     text."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -47,7 +47,7 @@ def compare(folder: Path, gold: Path, int8: bool = False) -> dict[str, Any]:
         scores = {name: score_split(t, gold) for name, t in tokenizers.items()}
         sizes = {name: (copy / WEIGHTS_FILE).stat().st_size for name, copy in copies.items()}
     return {
-        "tokenizer": portable_path(folder), "dev": portable_path(gold), "weights_bytes": sizes,
+        "tokenizer": portable_path(folder), split: portable_path(gold), "weights_bytes": sizes,
         **{name: {m: scores[name][m]["f1"] for m in METRICS} for name in tokenizers},
         "same_output": outputs["float32"] == outputs["float16"],
         **({"int8_same_as_float16": outputs["int8"] == outputs["float16"]} if int8 else {}),
@@ -70,6 +70,7 @@ def main() -> None:
     ap.add_argument("tokenizers", nargs="*", help="TREEBANK=FOLDER")
     ap.add_argument("--pool", type=Path, help="every DIR/<treebank>/tokenizer of a treebank tokenizer_scores knows")
     ap.add_argument("--int8", action="store_true", help="also the int8 rows of an --int8-all export")
+    ap.add_argument("--split", choices=("dev", "test"), default="dev", help="dev chooses; test reports what a choice made on dev does")
     ap.add_argument("--data", type=Path, default=Path(os.environ.get("SPANDEP_DATA", DATA)))
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
@@ -84,13 +85,13 @@ def main() -> None:
         treebank, _, folder = item.partition("=")
         if treebank not in TREEBANKS or not folder:
             ap.error(f"{item!r}: give TREEBANK=FOLDER, TREEBANK one of tokenizer_scores' treebanks")
-        rows[treebank] = compare(Path(folder), split_file(args.data, treebank, "dev"), args.int8)
+        rows[treebank] = compare(Path(folder), split_file(args.data, treebank, args.split), args.int8, args.split)
         row = rows[treebank]
         print(treebank, *(f"{name} {row[name]}" for name in ("float32", "float16", "int8") if name in row), "same output:",
               row["same_output"], row.get("int8_same_as_float16", ""), flush=True)
-    given = " ".join(args.tokenizers) + (f" --pool {portable_path(args.pool)}" if args.pool else "") + (" --int8" if args.int8 else "")
+    given = " ".join(args.tokenizers) + (f" --pool {portable_path(args.pool)}" if args.pool else "") + (" --int8" if args.int8 else "") + (f" --split {args.split}" if args.split != "dev" else "")
     write_json(args.out, {
-        "schema": "spandep-tokenizer-float16/1", "treebanks": rows,
+        "schema": "spandep-tokenizer-float16/1", "split": args.split, "treebanks": rows,
         "summary": summary(rows),
         "command": f"python -m benchmarks.scripts.tokenizer_float16 {given.strip()} --out {portable_path(args.out)}",
         "machine": machine(), "torch": torch.__version__, **checkout(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -160,7 +160,7 @@ def copy_tokenizer(source: Path, target: Path, compact: bool, int8: bool = False
     float16, half the bytes (a multilingual model ships eighty of them): 9 of 10 tokenizers measured wrote their dev
     split as in float32, zh_gsd_v1 Words F1 95.75 → 95.76 (``benchmarks/scripts/tokenizer_float16.py``). ``int8``
     (a compact model's ``--int8-all``): its matrices of ``ALL_MIN_ELEMENTS`` values or more in int8 rows, a quarter
-    of the float32 bytes (the same script's ``--int8``: BENCHMARKS.md, "Tokenizers in int8")."""
+    of the float32 bytes (the same script's ``--int8``: docs/tokenizer.md)."""
     shutil.copytree(source, target)
     weights = target / TOKENIZER_WEIGHTS
     if compact and weights.is_file():
