@@ -99,7 +99,7 @@ def save_model(
 
     ``compact`` stores floating-point weights in float16 and leaves out frozen pretrained weights, which are
     taken from the encoder's installed base package at load time (a small shippable model); ``int8`` (with
-    ``compact``) also stores weight matrices as int8 with per-row scales (``storage.int8``): ``"encoder"`` the
+    ``compact``) also stores weight matrices as int8 with per-row scales (``spandep.quantised``): ``"encoder"`` the
     pretrained modules' linear weights, ``"all"`` every floating-point weight of two or more dimensions, the
     tokenizers' too.
     """
