@@ -12,6 +12,7 @@
 # Then regenerate the tables (languages_table, calibration_table table, shipped_table) and write the dev comparison in
 # BENCHMARKS.md. Usage: benchmarks/scripts/ship_treebank.sh TREEBANK NAME RUN TOKENIZERS
 #   e.g. benchmarks/scripts/ship_treebank.sh ko_gsd ko runs/pool-ko_gsd runs/tokenizers-all
+# (RUN's name is its config's: runs/pool-ko_gsd was trained by configs/multilingual/pool-ko_gsd.toml, the folder's note says.)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ $# -eq 4 ] || { echo "usage: $0 TREEBANK NAME RUN TOKENIZERS" >&2; exit 2; }
@@ -25,6 +26,7 @@ rm -rf "$OUT"
 "$PY" -m spandep export "$run/model" "$OUT" --int8-all --treebank "$tb" --tokenizer "$tb=$tokenizers/$tb/tokenizer"
 "$PY" - "$name" "$tb" "$run" <<'EOF'
 import json, sys
+from pathlib import Path
 from benchmarks.scripts.pool_catalogue import render
 from spandep.storage.catalogue import CATALOGUE_FILE
 name, tb, run = sys.argv[1:]
@@ -32,8 +34,10 @@ data = json.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))
 line = data["models"].get(name)
 if line is None or line.get("code") != tb:
     raise SystemExit(f"{name}: no catalogue line of {tb} to point at its own folder (pool_catalogue.py writes them)")
-line.update({"folder": tb, "model_treebank": tb, "note": f"the multilingual model fine-tuned on {tb}'s training data alone "
-             f"(configs/multilingual/pool-{tb}.toml), cut to {tb} (spandep export --treebank); multilingual-e5-small with int8 weights (make models)"})
+trained = json.loads(Path(run, "config.json").read_text(encoding="utf-8"))["data"].get("train_treebanks") or [tb]
+owners = " and ".join(f"{t}'s" for t in trained)
+line.update({"folder": tb, "model_treebank": tb, "note": f"the multilingual model fine-tuned on {owners} training data alone "
+             f"(configs/multilingual/{Path(run).name}.toml), cut to {tb} (spandep export --treebank); multilingual-e5-small with int8 weights (make models)"})
 CATALOGUE_FILE.write_text(render(data), encoding="utf-8")
 print(f"{name} -> {tb}/")
 EOF
