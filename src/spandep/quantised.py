@@ -16,6 +16,11 @@ MIN_ELEMENTS = 65_536  # smaller matrices gain little and are left in float16
 ALL_MIN_ELEMENTS = 4_096  # --int8-all: an adapter's matrices are small but many
 
 
+def halved(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """``state`` with its floating-point tensors in float16 (a compact folder's storage; other dtypes as given)."""
+    return {k: v.half() if v.is_floating_point() else v for k, v in state.items()}
+
+
 def quantize(
     state: dict[str, torch.Tensor], candidates: set[str], min_elements: int = MIN_ELEMENTS
 ) -> tuple[dict[str, torch.Tensor], list[str]]:

@@ -31,7 +31,7 @@ from spandep.tokenization.text import TOKENIZER_FOLDER, tokenizer_folder
 from spandep.tokenization.text import treebank_tokenizers as own_tokenizers
 from spandep.tokenization.trained import WEIGHTS_FILE as TOKENIZER_WEIGHTS
 from spandep.storage.kernels import bound_kernel_cache
-from spandep.quantised import ALL_MIN_ELEMENTS, dequantize, quantize
+from spandep.quantised import ALL_MIN_ELEMENTS, dequantize, halved, quantize
 from spandep.storage.int8 import Int8Scope, dynamic_int8
 from spandep.registry import UnknownNameError
 
@@ -116,7 +116,7 @@ def save_model(
         state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
         if compact:
             omitted = frozen_base_keys(model)
-            state = {k: (v.half() if v.is_floating_point() else v) for k, v in state.items() if k not in omitted}
+            state = halved({k: v for k, v in state.items() if k not in omitted})
             config["compact"] = {"dtype": "float16", "from_base": omitted}
             if int8 is not None:
                 config["compact"]["int8_scope"] = int8  # a tokenizer added later is stored alike (int8 rows under "all")
@@ -167,7 +167,7 @@ def copy_tokenizer(source: Path, target: Path, compact: bool, int8: bool = False
         state = load_file(str(weights))
         if int8:
             state = quantize(state, set(state), ALL_MIN_ELEMENTS)[0]  # from the weights as trained
-        save_file({k: v.half() if v.is_floating_point() else v for k, v in state.items()}, str(weights))
+        save_file(halved(state), str(weights))
 
 
 READABLE_JSON = 200_000  # characters: a longer JSON file (a lemma lexicon, a pool model's class lists) is written without indentation

@@ -48,7 +48,7 @@ from spandep.models import Parser
 from spandep.models.heads import HEADS, IGNORE
 from spandep.models.heads import STATE_PREFIX as PREFIX
 from spandep.options import InferenceOptions
-from spandep.quantised import ALL_MIN_ELEMENTS, MIN_ELEMENTS, int8_names, loaded, quantize
+from spandep.quantised import ALL_MIN_ELEMENTS, MIN_ELEMENTS, halved, int8_names, loaded, quantize
 from spandep.storage.model_io import CURRENT, load_model, read_model_config, write_model_config
 from spandep.training.checkpoint import changed_settings, has_checkpoint, load_checkpoint, run_lock, save_checkpoint
 from spandep.training.trainer import read_treebank, seed_everything
@@ -115,7 +115,7 @@ def stored_form(state: dict[str, torch.Tensor], compact: dict[str, Any] | None, 
     folder): every head matrix of ``MIN_ELEMENTS`` values or more in int8 as well."""
     if not compact:
         return {k: v.detach().cpu().contiguous() for k, v in state.items()}
-    half = {k: (v.detach().cpu().half() if v.is_floating_point() else v.detach().cpu()).contiguous() for k, v in state.items()}
+    half = halved({k: v.detach().cpu().contiguous() for k, v in state.items()})
     listed = set(compact.get("int8", ()))
     if any(n.startswith(PREFIX) for n in listed):
         listed |= {n for n, v in half.items() if v.numel() >= ALL_MIN_ELEMENTS}
