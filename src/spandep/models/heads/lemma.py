@@ -35,6 +35,7 @@ from typing import Any
 from spandep.data.languages import treebank_language
 from spandep.data.sentence import Sentence, Token
 from spandep.models.heads.base import ClassifierHead
+from spandep.models.heads.dictionary import Dictionary, checked
 
 CASINGS = ("lower", "title", "upper", "keep")
 FALLBACKS = ("language", "all")  # Lemmatizer.fallback: what serves a (form, UPOS) pair a treebank's own lexicon lacks
@@ -179,7 +180,8 @@ class Lemmatizer(ClassifierHead):
     serves a pair its own lacks: ``"language"``, the lexicons of the other treebanks of its language, the one with the
     most pairs first (what training a model of several treebanks writes: the lexicon of them all is then not kept),
     or ``"all"``, the lexicons of all the treebanks together (a folder written before; both chosen on dev,
-    docs/heads.md)."""
+    docs/heads.md); ``dictionary``: ``{"language": ..., "mode": ...}``, a language's dictionary for the forms no
+    lexicon has (``models/heads/dictionary.py``), or ``None``."""
 
     name = "lemma"
     column = "lemma"
@@ -190,10 +192,12 @@ class Lemmatizer(ClassifierHead):
         self, n_in: int, tags: Sequence[str], writing_systems: Sequence[str] = (), lexicon: dict[str, dict[str, str]] | None = None,
         upos_embed: int = 0, feats_embed: int = 0, upos_tags: Sequence[str] = (), feats_tags: Sequence[str] = (),
         feats_lexicon: dict[str, dict[str, dict[str, str]]] | None = None,
-        treebank_lexicons: dict[str, dict[str, Any]] | None = None, fallback: str = "all", **settings: Any,
+        treebank_lexicons: dict[str, dict[str, Any]] | None = None, fallback: str = "all", dictionary: dict[str, str] | None = None,
+        **settings: Any,
     ) -> None:
         if fallback not in FALLBACKS:
             raise ValueError(f"the lemma head's fallback must be {' or '.join(map(repr, FALLBACKS))}, not {fallback!r}")
+        self.dictionary = None if dictionary is None else checked(dictionary)
         given = {"upos": (upos_tags, upos_embed), "feats": (feats_tags, feats_embed)}
         conditions = {column: (list(vocab), dim) for column, (vocab, dim) in given.items() if dim}
         super().__init__(n_in, tags, conditions=conditions, **settings)
@@ -213,7 +217,10 @@ class Lemmatizer(ClassifierHead):
         self.fallback = fallback
         if fallback != "all":
             self.hparams["fallback"] = fallback
+        if self.dictionary is not None:
+            self.hparams["dictionary"] = self.dictionary
         self._kin: dict[str, list[str]] = {}
+        self._dictionaries: dict[str | None, Dictionary] = {}
         self.scripts = [EditScript.from_tag(t) for t in self.tags]
 
     @classmethod
@@ -258,9 +265,20 @@ class Lemmatizer(ClassifierHead):
         if not tables or "upos" not in columns:
             return values
         bundles = columns.get("feats") or [[None] * len(words) for words in forms]  # no FEATS head: the pairs alone
-        return [
+        values = [
             [looked_up(tables, lemma, form, tag, bundle) for lemma, form, tag, bundle in zip(row, words, tags, feats)]
             for row, words, tags, feats in zip(values, forms, columns["upos"], bundles)
+        ]
+        if self.dictionary is None:
+            return values
+        if treebank not in self._dictionaries:  # the forms and lemmas of the lexicons this parse reads
+            forms_seen = {form for lexicon, _ in tables for by_form in lexicon.values() for form in by_form}
+            lemmas_seen = {lemma for lexicon, _ in tables for by_form in lexicon.values() for lemma in by_form.values()}
+            self._dictionaries[treebank] = Dictionary(self.dictionary, forms_seen, lemmas_seen)
+        dictionary = self._dictionaries[treebank]
+        return [
+            [dictionary.lemma(lemma, form, tag) for lemma, form, tag in zip(row, words, tags)]
+            for row, words, tags in zip(values, forms, columns["upos"])
         ]
 
     def value(self, tag: str, form: str) -> str:
