@@ -1,0 +1,71 @@
+"""A language's dictionary for the lemmas of unseen forms (models/heads/dictionary.py), with simplemma's English and
+Russian word lists (installed with spandep, no network)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spandep.models.heads.dictionary import Dictionary, checked
+from spandep.models.heads.lemma import Lemmatizer
+
+KEEP = '["keep", 0, "", 0, ""]'  # the script that gives the form itself
+
+
+def test_a_setting_names_one_of_simplemmas_languages_and_a_mode() -> None:
+    assert checked({"language": "ru", "mode": "prefer"}) == {"language": "ru", "mode": "prefer"}
+    for bad, words in (({"language": "xx", "mode": "repair"}, "not one of simplemma's"), ({"language": "en", "mode": "always"}, "'repair' or 'prefer'"),
+                       ("en", "a table of language and mode"), ({"language": "en"}, "a table of language and mode")):
+        with pytest.raises(ValueError, match=words):
+            checked(bad)
+    with pytest.raises(ValueError, match="not one of simplemma's"):
+        Lemmatizer(8, [KEEP], lexicon={}, dictionary={"language": "xx", "mode": "repair"})
+
+
+def test_repair_replaces_only_a_lemma_that_is_no_word_of_an_unseen_form() -> None:
+    repair = Dictionary({"language": "en", "mode": "repair"}, seen_forms={"went"}, seen_lemmas={"go", "ass"})
+    assert repair.lemma("hott", "hottest", "ADJ") == "hot"  # the script's lemma is no word: the dictionary's
+    assert repair.lemma("fle", "fled", "VERB") == "flee"
+    assert repair.lemma("ass", "asses", "NOUN") == "ass"  # a training lemma: kept
+    assert repair.lemma("bomb", "bombed", "VERB") == "bomb"  # a word of the dictionary: kept
+    assert repair.lemma("wen", "went", "VERB") == "wen"  # a training form: its lexicon decided
+    assert repair.lemma("Hott", "Hottest", "PROPN") == "Hott"  # proper nouns keep the treebank's lemma
+    assert repair.lemma("xyzzies", "xyzzies", "NOUN") == "xyzzies"  # a form the dictionary lacks: kept
+
+
+def test_prefer_gives_the_dictionarys_lemma_to_every_unseen_form_it_has() -> None:
+    prefer = Dictionary({"language": "ru", "mode": "prefer"}, seen_forms=set(), seen_lemmas=set())
+    assert prefer.lemma("столами", "столами", "NOUN") == "стол"
+    assert prefer.lemma("Столам", "Столами", "NOUN") == "стол"
+    assert prefer.lemma("Москвой", "Москвой", "PROPN") == "Москвой"
+    assert prefer.lemma("абвгд", "абвгд", "NOUN") == "абвгд"
+
+
+def test_the_head_applies_its_dictionary_after_its_lexicons_and_saves_the_setting() -> None:
+    setting = {"language": "en", "mode": "repair"}
+    head = Lemmatizer(8, [KEEP], lexicon={"VERB": {"saw": "see"}}, dictionary=setting)
+    forms = [["saw", "fled", "Fled", "hottest"]]
+    values = [["saw", "fle", "Fle", "hottest"]]  # the scripts' lemmas
+    upos = {"upos": [["VERB", "VERB", "PROPN", "ADJ"]]}
+    assert head.refine(values, forms, upos) == [["see", "flee", "Fle", "hottest"]]  # "hottest" is a word: kept
+    assert head.export_config()["dictionary"] == setting
+    assert "dictionary" not in Lemmatizer(8, [KEEP], lexicon={}).export_config()
+    assert Lemmatizer(8, [KEEP], lexicon={"VERB": {"saw": "see"}}).refine(values, forms, upos) == [["see", "fle", "Fle", "hottest"]]
+
+
+def test_the_script_writes_and_removes_a_folders_dictionary(tmp_path, monkeypatch, capsys) -> None:
+    import shutil
+    import sys
+
+    from benchmarks.scripts import lemma_dictionary
+    from spandep.storage.model_io import read_model_config
+
+    shutil.copy(Path(__file__).parents[1] / "src/spandep/resources/default_model/config.json", tmp_path / "config.json")
+    for argv, expected in ((["--language", "en", "--mode", "prefer"], {"language": "en", "mode": "prefer"}), (["--off"], None)):
+        monkeypatch.setattr(sys, "argv", ["lemma_dictionary", str(tmp_path), *argv])
+        lemma_dictionary.main()
+        assert read_model_config(tmp_path)["model"]["heads"]["lemma"].get("dictionary") == expected
+    monkeypatch.setattr(sys, "argv", ["lemma_dictionary", str(tmp_path), "--language", "xx"])
+    with pytest.raises(SystemExit, match="not one of simplemma's"):
+        lemma_dictionary.main()
