@@ -1,7 +1,8 @@
 """The tables of heads trained anew over a shipped model's frozen encoder (issue 45), one per step of
 ``benchmarks.scripts.heads_finetune ... --step STEP``: ``chars`` (BENCHMARKS.md "Heads with characters and sentence
 context"), ``extra`` ("Heads trained on more of the language's data"), ``lemma``, ``layer`` ("Heads that read a
-lower transformer layer"), ``lexicon`` and ``finetune`` ("Shipped models fine-tuned whole"); one row per
+lower transformer layer"), ``lexicon``, ``finetune`` ("Shipped models fine-tuned whole") and ``dictionary-repair``, ``dictionary-prefer`` ("A
+language's dictionary for unseen words"); one row per
 ``benchmarks/results/heads/<dataset>__<split>__<step>.json``, the model before and after side by side.
 
     python -m benchmarks.scripts.heads_table --doc BENCHMARKS.md   # every step's table between its markers
@@ -24,6 +25,8 @@ STEPS = {
     "layer": "the table of heads that read a lower transformer layer",
     "lexicon": "the table of shipped models given the feature-keyed lemma table",
     "finetune": "the table of shipped models fine-tuned whole with their heads",
+    "dictionary-repair": "the table of shipped models given a language's dictionary, repairing",
+    "dictionary-prefer": "the table of shipped models given a language's dictionary, preferred",
 }
 COLUMNS = ("UPOS", "UFeats", "Lemmas", "LAS", "MLAS", "BLEX")
 
