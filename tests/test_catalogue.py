@@ -44,7 +44,8 @@ def fake_catalogue(tmp_path, monkeypatch):
     config = json.loads((default_model().folder / "config.json").read_text(encoding="utf-8"))
     config["encoder"]["model"] = "fake-base"
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    (folder / "model.safetensors").symlink_to(default_model().folder / "model.safetensors")
+    for name in ("model.safetensors", "heads.json.xz"):  # the weights and the heads' tables stored apart
+        (folder / name).symlink_to(default_model().folder / name)
     lines = {
         "en": {"folder": str(default_model().folder), "language": "English", "treebank": "UD_English-EWT"},
         "xx": {"folder": "xx_model", "language": "Xish", "treebank": "UD_Xish-Test", "note": "test"},
