@@ -28,7 +28,7 @@ from spandep.encoders.bases import (
 from spandep.errors import ModelError
 from spandep.storage import catalogue
 from spandep.storage.catalogue import card_file, default_model, shipped_models
-from spandep.storage.model_io import load_model, resolve_model_dir
+from spandep.storage.model_io import HEAD_TABLES, load_model, resolve_model_dir
 from spandep.pipeline.predict import parse_stream
 
 runner = CliRunner()
@@ -44,7 +44,7 @@ def fake_catalogue(tmp_path, monkeypatch):
     config = json.loads((default_model().folder / "config.json").read_text(encoding="utf-8"))
     config["encoder"]["model"] = "fake-base"
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    for name in ("model.safetensors", "heads.json.xz"):  # the weights and the heads' tables stored apart
+    for name in ("model.safetensors", HEAD_TABLES):  # the weights and the heads' tables stored apart
         (folder / name).symlink_to(default_model().folder / name)
     lines = {
         "en": {"folder": str(default_model().folder), "language": "English", "treebank": "UD_English-EWT"},

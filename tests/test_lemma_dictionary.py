@@ -59,9 +59,9 @@ def test_the_script_writes_and_removes_a_folders_dictionary(tmp_path, monkeypatc
     import sys
 
     from benchmarks.scripts import lemma_dictionary
-    from spandep.storage.model_io import read_model_config
+    from spandep.storage.model_io import HEAD_TABLES, read_model_config
 
-    for name in ("config.json", "heads.json.xz"):  # the config and the heads' tables stored apart
+    for name in ("config.json", HEAD_TABLES):  # the config and the heads' tables stored apart
         shutil.copy(Path(__file__).parents[1] / "src/spandep/resources/default_model" / name, tmp_path / name)
     for argv, expected in ((["--language", "en", "--mode", "prefer"], {"language": "en", "mode": "prefer"}), (["--off"], None)):
         monkeypatch.setattr(sys, "argv", ["lemma_dictionary", str(tmp_path), *argv])
