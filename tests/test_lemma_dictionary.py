@@ -70,3 +70,39 @@ def test_the_script_writes_and_removes_a_folders_dictionary(tmp_path, monkeypatc
     monkeypatch.setattr(sys, "argv", ["lemma_dictionary", str(tmp_path), "--language", "xx"])
     with pytest.raises(SystemExit, match="not one of simplemma's"):
         lemma_dictionary.main()
+
+
+def test_simplemmas_code_of_a_language() -> None:
+    from spandep.models.heads.dictionary import language_of
+
+    assert language_of("de") == "de" and language_of("nn") == "nn"
+    assert language_of("hr") == language_of("sr") == "hbs"  # one list for Serbo-Croatian
+    assert language_of("ja") is None and language_of(None) is None
+
+
+def test_a_treebanks_own_dictionary_serves_a_parse_as_that_treebank_only() -> None:
+    tables = {"lexicon": {"VERB": {"saw": "see"}}, "feats_lexicon": {}}
+    head = Lemmatizer(8, [KEEP], treebank_lexicons={"en_ewt": tables, "en_gum": tables}, fallback="language",
+                      treebank_dictionaries={"en_ewt": {"language": "en", "mode": "repair"}})
+    forms, values, upos = [["saw", "fled"]], [["saw", "fle"]], {"upos": [["VERB", "VERB"]]}
+    assert head.refine(values, forms, upos, treebank="en_ewt") == [["see", "flee"]]
+    assert head.refine(values, forms, upos, treebank="en_gum") == [["see", "fle"]]  # none of its own, none of the head's
+    assert head.export_config()["treebank_dictionaries"] == {"en_ewt": {"language": "en", "mode": "repair"}}
+    assert head.dictionary_for("en_ewt", {"language": "en", "mode": "prefer"}).seen_forms == {"saw"}
+    with pytest.raises(ValueError, match="not one of simplemma's"):
+        Lemmatizer(8, [KEEP], treebank_dictionaries={"en_ewt": {"language": "xx", "mode": "repair"}})
+
+
+def test_the_pool_script_writes_the_dictionaries_dev_chose(tmp_path) -> None:
+    import json
+    import shutil
+
+    from benchmarks.scripts.pool_lexicons import write_dictionaries
+    from spandep.storage.model_io import HEAD_TABLES, read_model_config
+
+    for name in ("config.json", HEAD_TABLES):
+        shutil.copy(Path(__file__).parents[1] / "src/spandep/resources/default_model" / name, tmp_path / name)
+    rows = {"en_ewt": {"language": "en", "chosen": "repair"}, "en_gum": {"language": "en", "chosen": None}}
+    (tmp_path / "choices.json").write_text(json.dumps({"treebanks": rows}), encoding="utf-8")
+    write_dictionaries(tmp_path, tmp_path / "choices.json")
+    assert read_model_config(tmp_path)["model"]["heads"]["lemma"]["treebank_dictionaries"] == {"en_ewt": {"language": "en", "mode": "repair"}}

@@ -23,6 +23,7 @@ import simplemma
 from simplemma.strategies.dictionaries.dictionary_factory import SUPPORTED_LANGUAGES
 
 MODES = ("repair", "prefer")
+SERBO_CROATIAN = frozenset({"hr", "sr", "bs"})  # simplemma lists them as one language, hbs
 KEPT = frozenset({"PROPN"})  # predicted UPOS whose lemma the dictionary never replaces
 
 
@@ -36,6 +37,13 @@ def checked(setting: Any) -> dict[str, str]:
     if setting["mode"] not in MODES:
         raise ValueError(f"the lemma head's dictionary mode must be {' or '.join(map(repr, MODES))}, not {setting['mode']!r}")
     return {"language": setting["language"], "mode": setting["mode"]}
+
+
+def language_of(code: str | None) -> str | None:
+    """simplemma's code for the language of ISO 639-1 ``code`` (``spandep.data.languages``), or ``None`` where it
+    has no list of that language."""
+    found = "hbs" if code in SERBO_CROATIAN else code
+    return found if found in SUPPORTED_LANGUAGES else None
 
 
 class Dictionary:

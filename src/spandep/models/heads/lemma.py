@@ -181,7 +181,9 @@ class Lemmatizer(ClassifierHead):
     most pairs first (what training a model of several treebanks writes: the lexicon of them all is then not kept),
     or ``"all"``, the lexicons of all the treebanks together (a folder written before; both chosen on dev,
     docs/heads.md); ``dictionary``: ``{"language": ..., "mode": ...}``, a language's dictionary for the forms no
-    lexicon has (``models/heads/dictionary.py``), or ``None``."""
+    lexicon has (``models/heads/dictionary.py``), or ``None``; ``treebank_dictionaries``: in a model of several
+    treebanks, ``{treebank: {"language": ..., "mode": ...}}``, each chosen on its treebank's dev split, read by a parse
+    as that treebank instead of ``dictionary``."""
 
     name = "lemma"
     column = "lemma"
@@ -193,11 +195,12 @@ class Lemmatizer(ClassifierHead):
         upos_embed: int = 0, feats_embed: int = 0, upos_tags: Sequence[str] = (), feats_tags: Sequence[str] = (),
         feats_lexicon: dict[str, dict[str, dict[str, str]]] | None = None,
         treebank_lexicons: dict[str, dict[str, Any]] | None = None, fallback: str = "all", dictionary: dict[str, str] | None = None,
-        **settings: Any,
+        treebank_dictionaries: dict[str, dict[str, str]] | None = None, **settings: Any,
     ) -> None:
         if fallback not in FALLBACKS:
             raise ValueError(f"the lemma head's fallback must be {' or '.join(map(repr, FALLBACKS))}, not {fallback!r}")
         self.dictionary = None if dictionary is None else checked(dictionary)
+        self.treebank_dictionaries = {name: checked(setting) for name, setting in (treebank_dictionaries or {}).items()}
         given = {"upos": (upos_tags, upos_embed), "feats": (feats_tags, feats_embed)}
         conditions = {column: (list(vocab), dim) for column, (vocab, dim) in given.items() if dim}
         super().__init__(n_in, tags, conditions=conditions, **settings)
@@ -219,6 +222,8 @@ class Lemmatizer(ClassifierHead):
             self.hparams["fallback"] = fallback
         if self.dictionary is not None:
             self.hparams["dictionary"] = self.dictionary
+        if self.treebank_dictionaries:
+            self.hparams["treebank_dictionaries"] = self.treebank_dictionaries
         self._kin: dict[str, list[str]] = {}
         self._dictionaries: dict[str | None, Dictionary] = {}
         self.scripts = [EditScript.from_tag(t) for t in self.tags]
@@ -248,11 +253,8 @@ class Lemmatizer(ClassifierHead):
         kept = {k: v for k, v in config.items() if k not in ("lexicon", "feats_lexicon")}
         return {**kept, "treebank_lexicons": treebank_lexicons(trains), "fallback": "language"}
 
-    def refine(
-        self, values: list[list[str]], forms: Sequence[Sequence[str]], columns: dict[str, list[list[str]]], treebank: str | None = None,
-    ) -> list[list[str]]:
-        """The lexicon's lemma where it knows the word's (form, predicted UPOS, predicted FEATS), else its (form,
-        predicted UPOS); the script's elsewhere. A parse as a treebank with lexicons of its own reads those first."""
+    def tables(self, treebank: str | None = None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """The ``(lexicon, feats_lexicon)`` pairs a parse as ``treebank`` reads, in order (``fallback``)."""
         own = self.treebank_lexicons.get(treebank) if treebank is not None else None
         tables = [(own["lexicon"], own["feats_lexicon"])] if own else []
         if self.fallback == "language" and treebank is not None:
@@ -261,7 +263,23 @@ class Lemmatizer(ClassifierHead):
             tables += [(self.treebank_lexicons[k]["lexicon"], self.treebank_lexicons[k]["feats_lexicon"]) for k in self._kin[treebank]]
         else:
             tables.append((self.lexicon, self.feats_lexicon))
-        tables = [t for t in tables if t[0]]
+        return [t for t in tables if t[0]]
+
+    def dictionary_for(self, treebank: str | None, setting: dict[str, str]) -> Dictionary:
+        """The dictionary ``setting`` as a parse as ``treebank`` applies it: the forms and lemmas its lexicons know
+        (:meth:`tables`) count as seen."""
+        tables = self.tables(treebank)
+        forms_seen = {form for lexicon, _ in tables for by_form in lexicon.values() for form in by_form}
+        lemmas_seen = {lemma for lexicon, _ in tables for by_form in lexicon.values() for lemma in by_form.values()}
+        return Dictionary(checked(setting), forms_seen, lemmas_seen)
+
+    def refine(
+        self, values: list[list[str]], forms: Sequence[Sequence[str]], columns: dict[str, list[list[str]]], treebank: str | None = None,
+    ) -> list[list[str]]:
+        """The lexicon's lemma where it knows the word's (form, predicted UPOS, predicted FEATS), else its (form,
+        predicted UPOS); the script's elsewhere; then the treebank's (else the head's) dictionary for the forms no
+        lexicon has. A parse as a treebank with lexicons of its own reads those first."""
+        tables = self.tables(treebank)
         if not tables or "upos" not in columns:
             return values
         bundles = columns.get("feats") or [[None] * len(words) for words in forms]  # no FEATS head: the pairs alone
@@ -269,12 +287,12 @@ class Lemmatizer(ClassifierHead):
             [looked_up(tables, lemma, form, tag, bundle) for lemma, form, tag, bundle in zip(row, words, tags, feats)]
             for row, words, tags, feats in zip(values, forms, columns["upos"], bundles)
         ]
-        if self.dictionary is None:
+        setting = self.treebank_dictionaries.get(treebank) if treebank is not None else None
+        setting = setting or self.dictionary
+        if setting is None:
             return values
-        if treebank not in self._dictionaries:  # the forms and lemmas of the lexicons this parse reads
-            forms_seen = {form for lexicon, _ in tables for by_form in lexicon.values() for form in by_form}
-            lemmas_seen = {lemma for lexicon, _ in tables for by_form in lexicon.values() for lemma in by_form.values()}
-            self._dictionaries[treebank] = Dictionary(self.dictionary, forms_seen, lemmas_seen)
+        if treebank not in self._dictionaries:
+            self._dictionaries[treebank] = self.dictionary_for(treebank, setting)
         dictionary = self._dictionaries[treebank]
         return [
             [dictionary.lemma(lemma, form, tag) for lemma, form, tag in zip(row, words, tags)]
