@@ -106,3 +106,18 @@ def test_the_pool_script_writes_the_dictionaries_dev_chose(tmp_path) -> None:
     (tmp_path / "choices.json").write_text(json.dumps({"treebanks": rows}), encoding="utf-8")
     write_dictionaries(tmp_path, tmp_path / "choices.json")
     assert read_model_config(tmp_path)["model"]["heads"]["lemma"]["treebank_dictionaries"] == {"en_ewt": {"language": "en", "mode": "repair"}}
+
+
+def test_the_pool_dictionaries_table_marks_the_chosen_mode_and_shows_the_test_lemmas(tmp_path) -> None:
+    import json
+
+    from benchmarks.scripts.pool_lexicons import table
+
+    row = {"language": "de", "words": 1000, "unseen_words": 200, "none": 90.0, "repair": 91.0, "prefer": 92.5,
+           "unseen_none": 60.0, "unseen_repair": 65.0, "unseen_prefer": 72.5, "chosen": "prefer"}
+    (tmp_path / "choices.json").write_text(json.dumps({"treebanks": {"de_gsd": row, "xx_none": {**row, "chosen": None}}}), encoding="utf-8")
+    (tmp_path / "de_gsd__gold.json").write_text(json.dumps({"conll18": {"Lemmas": {"f1": 93.21}}}), encoding="utf-8")
+    lines = table(tmp_path / "choices.json", tmp_path).splitlines()
+    assert lines[2] == "| de_gsd | de | 1,000 (200) | 90.00 / 91.00 / **92.50** | 60.00 / 65.00 / 72.50 | prefer | 93.21 |"
+    assert lines[3].startswith("| xx_none | de | 1,000 (200) | **90.00** / 91.00 / 92.50 |") and lines[3].endswith("| none | – |")
+    assert lines[4] == "| macro mean (2) | | | 90.00 → **91.25** | | | |"

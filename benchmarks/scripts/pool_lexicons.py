@@ -26,7 +26,9 @@ training files, into the folder (``heads.json.xz``), those of its language to se
 dictionary to the lemmas the parse gave, as ``Lemmatizer.refine`` would (``Lemmatizer.dictionary_for``): each
 treebank's lemma accuracy with none, ``repair`` and ``prefer``, and over the forms its lexicons lack; the mode with
 the larger gain is chosen, none where neither gains (schema ``spandep-dictionaries/1``). ``write-dictionaries`` puts
-the chosen ones into the folder's lemma head (``treebank_dictionaries``).
+the chosen ones into the folder's lemma head (``treebank_dictionaries``); ``table`` renders that result beside each
+treebank's official test Lemmas from gold tokens (``results/languages/<treebank>__gold.json``; ``--doc FILE``: between
+``<!-- pool-dictionaries:begin -->`` and ``<!-- pool-dictionaries:end -->``).
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ import numpy as np
 
 from benchmarks.suite.raw_text import first_words
 from benchmarks.suite.record import portable_path, stamp, write_json
-from benchmarks.suite.systems import pool_folder
+from benchmarks.suite.report import print_or_replace
+from benchmarks.suite.systems import RESULTS, pool_folder
 from spandep.data.conllu import read_conllu
 from spandep.data.languages import treebank_language
 from spandep.models.heads.dictionary import MODES, language_of
@@ -182,6 +185,25 @@ def write_dictionaries(folder: Path, choices: Path) -> None:
     print(f"wrote the dictionaries of {len(chosen)} treebanks into {folder}")
 
 
+def table(choices: Path, languages: Path) -> str:
+    """The ``dictionaries`` result ``choices`` as a Markdown table, with the test Lemmas of ``languages``' files."""
+    rows = json.loads(choices.read_text(encoding="utf-8"))["treebanks"]
+    lines = ["| treebank | simplemma | dev words (unseen forms) | dev Lemmas: none / `repair` / `prefer` | unseen forms: none / `repair` / `prefer` | chosen | test Lemmas (official, gold tokens) |",
+             "|---|---|---|---|---|---|---|"]
+    for name, row in sorted(rows.items()):
+        result = languages / f"{name}__gold.json"
+        test = json.loads(result.read_text(encoding="utf-8"))["conll18"]["Lemmas"]["f1"] if result.is_file() else None
+        ways = ("none", *MODES)
+        best = row["chosen"] or "none"
+        dev = " / ".join(f"**{row[w]:.2f}**" if w == best else f"{row[w]:.2f}" for w in ways)
+        unseen = " / ".join(f"{row[f'unseen_{w}']:.2f}" for w in ways)
+        lines.append(f"| {name} | {row['language']} | {row['words']:,} ({row['unseen_words']:,}) | {dev} | {unseen} | {row['chosen'] or 'none'} | "
+                     f"{'–' if test is None else f'{test:.2f}'} |")
+    chosen = [r[r["chosen"] or "none"] for r in rows.values()]
+    lines.append(f"| macro mean ({len(rows)}) | | | {np.mean([r['none'] for r in rows.values()]):.2f} → **{np.mean(chosen):.2f}** | | | |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -189,12 +211,19 @@ def main() -> None:
         p = sub.add_parser(command)
         p.add_argument("folder", type=Path)
         p.add_argument("--pool", type=Path, default=pool_folder())
+    shown = sub.add_parser("table")
+    shown.add_argument("--choices", type=Path, default=RESULTS / "multilingual" / "dictionaries.json")
+    shown.add_argument("--doc", type=Path, help="write the table between its markers in this file")
     for command in ("compare", "dictionaries"):
         sub.choices[command].add_argument("--cap", type=int, default=3000, help="at most this many dev words per treebank")
         sub.choices[command].add_argument("--out", type=Path)
         sub.choices[command].add_argument("--treebanks", nargs="*", help="these treebanks only (default: all)")
     sub.choices["write-dictionaries"].add_argument("--choices", type=Path, required=True, help="a dictionaries result")
     args = ap.parse_args()
+    if args.command == "table":
+        print_or_replace(table(args.choices, RESULTS / "languages"), args.doc, "<!-- pool-dictionaries:begin -->",
+                         "<!-- pool-dictionaries:end -->", "the pool's dictionaries table")
+        return
     if args.command == "write":
         write(args.folder, args.pool)
         return
