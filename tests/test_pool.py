@@ -136,7 +136,7 @@ def test_the_pool_catalogue_names_every_language_once_and_every_treebank(tmp_pat
     real["models"] = {name: line for name, line in real["models"].items() if line["folder"] != "multilingual"}  # the models of their own
     path.write_text(json.dumps(real), encoding="utf-8")
     for treebank in pool_entries():  # a trained tokenizer for every treebank but one
-        if treebank != "wo_wtb":
+        if treebank != "af_afribooms":
             (tmp_path / "multilingual" / "tokenizers" / treebank).mkdir(parents=True)
             (tmp_path / "multilingual" / "tokenizers" / treebank / "config.json").write_text("{}")
     monkeypatch.setattr(pool_catalogue, "CATALOGUE_FILE", path)
@@ -148,12 +148,12 @@ def test_the_pool_catalogue_names_every_language_once_and_every_treebank(tmp_pat
     models = catalogue.read_catalogue()[1]
     lines = {name: m for name, m in models.items() if m.folder.name == "multilingual"}
     own = {line["code"] for line in before.values()}
-    assert {m.model_treebank for m in lines.values()} == set(pool_entries()) - own - {"wo_wtb"}
+    assert {m.model_treebank for m in lines.values()} == set(pool_entries()) - own - {"af_afribooms"}
     assert len(models) == len(before) + len(lines) and "left out, no trained tokenizer" in capsys.readouterr().out
     assert all(m.code == m.model_treebank and m.treebank.startswith("UD_") for m in lines.values())
     for lang in LANGUAGES:  # every language loads by its code: its own model, else the pool's line of its default treebank
         found = catalogue.find(lang.code, models)
-        assert (found is None) if lang.code == "wo" else (found is not None and found.code == lang.treebank), lang.code
+        assert (found is None) if lang.code == "af" else (found is not None and found.code == lang.treebank), lang.code
     assert catalogue.find("de", models).name == "de" and catalogue.find("es_gsd", models).model_treebank == "es_gsd"
     assert len({m.language for m in models.values()}) >= 55
     assert [m.name for m in models.values()][: len(before)] == list(before)  # the lines before kept, in order
