@@ -43,7 +43,6 @@ from spandep.decoding.mst import mst_single
 from spandep.decoding.constraints import Fixed
 from spandep.decoding.spans import SpanCandidates, SpanDecodeResult
 from spandep.options import InferenceOptions, InferenceStats
-from spandep.side_by_side import each_side_by_side
 from spandep.masking import NEG_INF
 from spandep.models.base import Parse, fallback_labels, given_constraints
 from spandep.models.biaffine import BiaffineScorer
@@ -227,8 +226,7 @@ class SpanInference:
         device = next(linker.parameters()).device
         found: dict[tuple[int, int], tuple[int, int, int]] = {}
         lengths = [linker.query_length(queries[i].state) for i, _ in jobs]
-
-        def run_batch(batch_ids: list[int]) -> None:  # one batch of queries; batches may run side by side
+        for batch_ids in token_batches(lengths, self.options.batch_tokens):
             todo = [jobs[j] for j in batch_ids]
             items = []
             for i, c in todo:
@@ -261,8 +259,6 @@ class SpanInference:
                 rows.update({key: v[start:end, :m] if key == "hidden" else v[start:end] for key, v in by_row.items()})
                 queries[i].chunks.append((cands, rows))
                 start = end
-
-        each_side_by_side(run_batch, list(token_batches(lengths, self.options.batch_tokens)), on_cpu=device.type == "cpu")
         return found
 
     def _sentence_output(self, q: _Queries) -> tuple[np.ndarray, LinkLabels]:
