@@ -26,7 +26,7 @@ from spandep.models.heads.lemma import lemma_lexicon
 from spandep.options import InferenceOptions
 from spandep.storage import catalogue
 from spandep.tokenization.corpus import lossless_problems
-from spandep.storage.model_io import load_model, save_inference
+from spandep.storage.model_io import load_model, read_model_config, save_inference, write_model_config
 from spandep.pipeline.predict import parse_stream
 from spandep.tokenization.trained import TrainedTokenizer
 from spandep.training.config import load_config
@@ -431,6 +431,9 @@ def test_one_treebank_exports_as_a_model_of_its_own_that_parses_alike(joint: Pat
     dev_b = tmp_path / "b-dev.conllu"
     write_conllu([relabelled(s) for s in read_conllu(DEV)], dev_b)
     assert runner.invoke(app, ["calibrate", str(source), str(dev_b), "--treebank", "b", "--write"]).exit_code == 0  # b's own mapping
+    saved = read_model_config(source)
+    saved["model"]["heads"]["lemma"]["treebank_dictionaries"] = {t: {"language": "en", "mode": "prefer"} for t in ("a", "b")}
+    write_model_config(source, saved)
     assert runner.invoke(app, ["export", str(source), str(full_out), "--full"]).exit_code == 0
     result = runner.invoke(app, ["export", str(source), str(one_out), "--full", "--treebank", "b"])
     assert result.exit_code == 0, result.output
@@ -442,6 +445,7 @@ def test_one_treebank_exports_as_a_model_of_its_own_that_parses_alike(joint: Pat
     assert "xpos" not in cut.heads and set(cut.heads) == set(model.heads) - {"xpos"}  # b has no XPOS: nothing to keep
     assert len(cut.heads["upos"].tags) < len(model.heads["upos"].tags) or model.heads["upos"].tags == cut.heads["upos"].tags
     assert cut.heads["lemma"].treebank_lexicons == {"b": model.heads["lemma"].treebank_lexicons["b"]}  # b's (no kin: no language)
+    assert cut.heads["lemma"].treebank_dictionaries == {"b": {"language": "en", "mode": "prefer"}}  # b's dictionary only
     assert sorted(p.name for p in (one_out / "tokenizers").iterdir()) == ["b"]
     size = {f: sum(p.stat().st_size for p in (f / "model.safetensors",)) for f in (full_out, one_out)}
     assert size[one_out] < size[full_out]

@@ -81,10 +81,12 @@ def _model_config(model: Parser, treebank: str, allowed: dict[str, list[int]]) -
 
 
 def _head_config(model: Parser, name: str, head: dict[str, Any], treebank: str, ids: Sequence[int]) -> dict[str, Any]:
-    """An output head's settings with T's classes only, and a lemma head's lexicons T's own."""
+    """An output head's settings with T's classes only, and a lemma head's lexicons and dictionary T's own."""
     if not model.heads[name].class_rows:
         raise OptionError(f"--treebank: the {name} head's weights depend on its classes beyond their rows; it cannot be cut to one treebank")
-    out = {k: v for k, v in head.items() if k != "treebank_lexicons"}
+    out = {k: v for k, v in head.items() if k not in ("treebank_lexicons", "treebank_dictionaries")}
+    if treebank in (head.get("treebank_dictionaries") or {}):
+        out["treebank_dictionaries"] = {treebank: head["treebank_dictionaries"][treebank]}
     out["tags"] = [head["tags"][i] for i in ids]
     tables = head.get("treebank_lexicons") or {}
     if head.get("fallback") == "language":  # T's own lexicons, then its language's, as the full model reads them
