@@ -104,6 +104,10 @@ def test_a_lemma_head_is_copied_whatever_lexicons_its_training_data_builds():
     language = Lemmatizer(8, tags, treebank_lexicons=own, fallback="language")  # what a pool run writes now
     weights, note = _head_weights(language, before)
     assert note is None and all(torch.equal(weights[k], v) for k, v in before.state_dict().items())
+    looked_up = Lemmatizer(8, tags, treebank_lexicons=own, fallback="language", dictionary={"language": "en", "mode": "repair"},
+                           treebank_dictionaries={"a": {"language": "en", "mode": "prefer"}})  # a shipped folder's lookups
+    weights, note = _head_weights(language, looked_up)
+    assert note is None and all(torch.equal(weights[k], v) for k, v in looked_up.state_dict().items())
 
 
 def _rebuilt_train(path: Path) -> Path:

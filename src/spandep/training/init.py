@@ -36,7 +36,7 @@ from spandep.models import Parser
 from spandep.models.heads import STATE_PREFIX, OutputHead
 from spandep.storage.model_io import load_model, read_model_config
 
-NOT_WEIGHTS = ("weight", "dropout", "fallback", "dictionary")  # head settings that leave the meaning of its weights as it is, besides its tables stored apart
+NOT_WEIGHTS = ("weight", "dropout", "fallback", "dictionary", "treebank_dictionaries")  # head settings that leave the meaning of its weights as it is, besides its tables stored apart
 CLASSES = ("tags", "counts")  # head settings that change with its classes only
 
 
