@@ -228,11 +228,25 @@ def test_lexicon_expansion():
     assert lex.expand("zzz") == ()
     rules = MwtLexicon.learn([("farlo", ("far", "lo")), ("dirlo", ("dir", "lo")), ("don't", ("do", "n't"))] * 2)
     assert rules.expand("vederlo") == ("veder", "lo")
-    assert rules.expand("DONt") == ()
+    assert rules.expand("DONt") == ("DO", "Nt")  # no suffix rule: "don't"'s prefix "do" before the rest
     assert rules.expand("Won't") == ("Wo", "n't")
     english = MwtLexicon.learn([("dont", ("do", "nt"))])
     assert english.expand("DONt") == ("DO", "Nt")
     assert MwtLexicon.from_json(json.loads(json.dumps(rules.to_json()))) == rules
+    before = {k: v for k, v in rules.to_json().items() if k != "prefixes"}  # a lexicon learned before prefix rules
+    assert MwtLexicon.from_json(before).expand("DONt") == () and MwtLexicon.from_json(before).expand("vederlo") == ("veder", "lo")
+
+
+def test_prefix_rules_split_the_clitics_written_before_a_word() -> None:
+    """Hebrew writes its conjunction, prepositions and article before the word: an unseen token takes the words of
+    the longest prefix seen at least twice, the rest its last word."""
+    hebrew = MwtLexicon.learn([("והבית", ("ו", "ה", "בית")), ("והספר", ("ו", "ה", "ספר")), ("לבית", ("ל", "בית")),
+                               ("לילד", ("ל", "ילד")), ("וכלב", ("ו", "כלב"))])
+    assert hebrew.expand("והרווחה") == ("ו", "ה", "רווחה")  # "וה" seen twice
+    assert hebrew.expand("לספר") == ("ל", "ספר")
+    assert hebrew.expand("וספר") == ()  # "ו" alone seen once
+    assert hebrew.expand("וה") == ()  # nothing left for the word
+    assert MwtLexicon.from_json(json.loads(json.dumps(hebrew.to_json()))) == hebrew
 
 
 def test_oracle_output_matches_gold(tmp_path):

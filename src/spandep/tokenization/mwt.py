@@ -8,7 +8,11 @@ Once the network has said a token is a multiword token, its words come from, in 
    ending, then the other words", where the stem is the longest common prefix of the surface and its first word
    (it "farlo" → stem "far", suffix "lo": "far" + "", "lo"; en "don't" → "do" + "", "n't"); the longest suffix of
    the token with a rule seen at least ``min_rule_count`` times, with a non-empty stem left, gives the words;
-4. nothing: the token stays a single word.
+4. a prefix rule, for the languages that write their clitics before the word (Hebrew ``והרווחה`` → ``ו`` ``ה``
+   ``רווחה``): every training multiword token whose last word ends its surface gives "surface = prefix + last word,
+   words = the prefix's words, then the last word"; the longest prefix of the token with a rule seen at least
+   ``min_rule_count`` times, with a non-empty word left, gives the words (the words of that prefix seen most often);
+5. nothing: the token stays a single word.
 
 ``rates`` counts, per lowercased surface seen as a multiword token, how often it was one and how often it was seen at
 all, for the option of deciding by the lexicon where the form is known.
@@ -61,6 +65,7 @@ class MwtLexicon:
     rules: dict[str, tuple[str, Words, int]] = field(default_factory=dict)  # suffix → (first-word ending, rest, count)
     rates: dict[str, tuple[int, int]] = field(default_factory=dict)  # lowercased surface → (as MWT, seen)
     min_rule_count: int = 2
+    prefixes: dict[str, tuple[Words, int]] = field(default_factory=dict)  # lowercased prefix → (its words, count)
 
     @classmethod
     def learn(cls, tokens: Iterable[tuple[str, Words]], min_rule_count: int = 2) -> "MwtLexicon":
@@ -68,6 +73,7 @@ class MwtLexicon:
         exact: dict[str, Counter[Words]] = defaultdict(Counter)
         lower: dict[str, Counter[Words]] = defaultdict(Counter)
         rules: dict[str, Counter[tuple[str, Words]]] = defaultdict(Counter)
+        prefixes: dict[str, Counter[Words]] = defaultdict(Counter)
         seen: Counter[str] = Counter()
         for surface, words in tokens:
             low = surface.lower()
@@ -80,12 +86,15 @@ class MwtLexicon:
             stem = _common_prefix(low, low_words[0])
             if stem:
                 rules[low[stem:]][(low_words[0][stem:], low_words[1:])] += 1
+            if len(low) > len(low_words[-1]) and low.endswith(low_words[-1]):
+                prefixes[low[: len(low) - len(low_words[-1])]][low_words[:-1]] += 1
         best_rules = {}
         for suffix, outcomes in rules.items():
             (ending, rest), count = outcomes.most_common(1)[0]
             best_rules[suffix] = (ending, rest, count)
         rates = {low: (sum(c.values()), seen[low]) for low, c in lower.items()}
-        return cls(_most_common(exact), _most_common(lower), best_rules, rates, min_rule_count)
+        best_prefixes = {prefix: c.most_common(1)[0] for prefix, c in prefixes.items()}
+        return cls(_most_common(exact), _most_common(lower), best_rules, rates, min_rule_count, best_prefixes)
 
     def expand(self, surface: str) -> Words:
         """The words of the multiword token ``surface``, or ``()`` where nothing applies (module docstring)."""
@@ -99,6 +108,10 @@ class MwtLexicon:
             if rule is not None and rule[2] >= self.min_rule_count:
                 ending, rest, _ = rule
                 return _cased(surface, (low[:cut] + ending,) + rest)
+        for cut in range(len(low) - 1, 0, -1):
+            found = self.prefixes.get(low[:cut])
+            if found is not None and found[1] >= self.min_rule_count:
+                return _cased(surface, found[0] + (low[cut:],))
         return ()
 
     def known_rate(self, surface: str) -> float | None:
@@ -113,6 +126,7 @@ class MwtLexicon:
             "rules": {k: [e, list(r), n] for k, (e, r, n) in self.rules.items()},
             "rates": {k: list(v) for k, v in self.rates.items()},
             "min_rule_count": self.min_rule_count,
+            "prefixes": {k: [list(w), n] for k, (w, n) in self.prefixes.items()},
         }
 
     @classmethod
@@ -123,4 +137,5 @@ class MwtLexicon:
             {k: (e, tuple(r), int(n)) for k, (e, r, n) in data["rules"].items()},
             {k: (int(a), int(b)) for k, (a, b) in data["rates"].items()},
             int(data["min_rule_count"]),
+            {k: (tuple(w), int(n)) for k, (w, n) in data.get("prefixes", {}).items()},  # none in a lexicon learned before
         )
