@@ -3,7 +3,8 @@
 # made with other weights, by their digest, is made again):
 #   1. export MODEL compact with int8 weights into src/spandep/resources/multilingual (once; its lemma lexicons then
 #      written again by pool_lexicons.py write: each treebank's own, those of its language serving a pair its own lacks,
-#      the lexicons of all left out, as a pool run trained now writes them), then copy in the trained
+#      the lexicons of all left out, as a pool run trained now writes them; then each treebank's dictionary mode chosen
+#      on its dev split and written, pool_lexicons.py dictionaries / write-dictionaries), then copy in the trained
 #      tokenizers TOKENIZERS/<treebank>/tokenizer (what train_tokenizers.sh writes) it has none of, in int8 rows as the
 #      export is --int8-all (docs/tokenizer.md; to ship
 #      new weights, remove the folder first: every line is then calibrated and scored again);
@@ -28,6 +29,8 @@ export OMP_NUM_THREADS=1 PYTHONPATH=$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}
 if [ ! -f "$OUT/config.json" ]; then  # the lemma lexicons rebuilt: each treebank's own, its language's for a pair it lacks
   "$PY" -m spandep export "$model" "$OUT" --int8-all
   "$PY" -m benchmarks.scripts.pool_lexicons write "$OUT"
+  "$PY" -m benchmarks.scripts.pool_lexicons dictionaries "$OUT" --cap 5000 --out benchmarks/results/multilingual/dictionaries.json
+  "$PY" -m benchmarks.scripts.pool_lexicons write-dictionaries "$OUT" --choices benchmarks/results/multilingual/dictionaries.json
 fi
 "$PY" -c 'import sys; from pathlib import Path; from benchmarks.scripts.score_pool import add_tokenizers; from benchmarks.suite.systems import pool_entries
 print("tokenizers copied in:", " ".join(add_tokenizers(Path(sys.argv[1]), Path(sys.argv[2]), list(pool_entries()))) or "none")' "$OUT" "$tokenizers"
