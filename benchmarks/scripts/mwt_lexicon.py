@@ -1,5 +1,6 @@
-"""A trained tokenizer's multiword-token lexicon learned again from its training file (issue 46: the prefix rules of
-``tokenization/mwt.py``, which a lexicon learned before them lacks), kept where its dev split says so.
+"""A trained tokenizer's multiword-token lexicon learned again from its training file as its training learned it (its
+augmented copy too: ``training.tokenizer.seen_paragraphs``, the seed and rate of its record), for the prefix rules of
+``tokenization/mwt.py`` that a lexicon learned before them lacks; kept where its dev split says so.
 
     python -m benchmarks.scripts.mwt_lexicon src/spandep/resources/multilingual/tokenizers/he_htb \\
         --train runs/pool/he_htb/train.conllu --dev runs/pool/he_htb/dev.conllu [--write]
@@ -21,9 +22,8 @@ from pathlib import Path
 import torch
 
 from spandep.tokenization.corpus import read_paragraphs
-from spandep.tokenization.mwt import MwtLexicon
 from spandep.tokenization.trained import load_tokenizer
-from spandep.training.tokenizer import _choose_settings
+from spandep.training.tokenizer import _choose_settings, learn_lexicon, seen_paragraphs
 
 
 def main() -> None:
@@ -35,8 +35,9 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(1)
     tokenizer = load_tokenizer(args.folder)
-    train, dev = read_paragraphs(args.train), read_paragraphs(args.dev)
-    relearned = MwtLexicon.learn((p.text[t.start : t.end], t.words) for p in train for s in p.sentences for t in s)
+    record = json.loads((args.folder / "config.json").read_text(encoding="utf-8"))["training"]["settings"]
+    seen = seen_paragraphs(read_paragraphs(args.train), record["augment"], record["seed"])
+    relearned, dev = learn_lexicon(seen), read_paragraphs(args.dev)
     settings = (tokenizer.mwt_decision, tokenizer.thresholds.sentence, tokenizer.max_tokens)
     scores = {}
     for name, lexicon in (("as saved", tokenizer.lexicon), ("relearned", relearned)):

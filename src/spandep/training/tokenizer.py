@@ -214,14 +214,25 @@ def train_tokenizer(train: Path, dev: Path, out: Path, settings: TrainSettings) 
         return _run(train, dev, out, settings)
 
 
+def seen_paragraphs(train_paras: list[GoldParagraph], augment: float, seed: int) -> list[GoldParagraph]:
+    """The paragraphs a tokenizer's characters and multiword-token lexicon are learned from: the training ones and,
+    with augmentation, one rewritten copy of each (drawn from ``seed``)."""
+    return train_paras + (training_paragraphs(train_paras, 1.0, seed, 0) if augment > 0 else [])
+
+
+def learn_lexicon(seen: list[GoldParagraph]) -> MwtLexicon:
+    """The multiword-token lexicon of the paragraphs ``seen`` (:func:`seen_paragraphs`)."""
+    return MwtLexicon.learn((p.text[t.start : t.end], t.words) for p in seen for s in p.sentences for t in s)
+
+
 def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str, Any]:
     train_paras, dev_paras = read_paragraphs(train), read_paragraphs(dev)
-    seen = train_paras + (training_paragraphs(train_paras, 1.0, settings.seed, 0) if settings.augment > 0 else [])
+    seen = seen_paragraphs(train_paras, settings.augment, settings.seed)
     words = (p.text[t.start : t.end] for p in train_paras for s in p.sentences for t in s)
     dictionary = read_dictionary(Path(settings.dictionary)) if settings.net.dictionary else None
     features = CharFeatures.learn(settings.net.ngram_buckets, settings.net.lexicon_lengths, words, dictionary)
     vocab = CharVocab.build((p.text for p in seen), settings.min_char_count, features)
-    lexicon = MwtLexicon.learn((p.text[t.start : t.end], t.words) for p in seen for s in p.sentences for t in s)
+    lexicon = learn_lexicon(seen)
     pieces = _pieces(settings)
     if pieces is not None and settings.augment > 0:  # fixed text under cached vectors: one draw, beside the originals
         train_paras = train_paras + training_paragraphs(train_paras, settings.augment, settings.seed, 0)
