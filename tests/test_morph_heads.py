@@ -155,8 +155,12 @@ def test_the_lemma_lexicons_are_stored_apart_compressed_and_read_back(morph_mode
     raw = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     assert raw["format_version"] == 3 and (folder / HEAD_TABLES).is_file()
     assert not {"lexicon", "feats_lexicon"} & set(raw["model"]["heads"]["lemma"])  # not in config.json itself
+    assert not any("tags" in head for head in raw["model"]["heads"].values())  # nor any head's classes: with them
     lexicon = trainer.model.heads["lemma"].export_config()["lexicon"]
     assert lexicon and read_model_config(folder)["model"]["heads"]["lemma"]["lexicon"] == lexicon
+    for name, head in trainer.model.heads.items():
+        assert read_model_config(folder)["model"]["heads"][name]["tags"] == head.export_config()["tags"]
+        assert load_model(folder).heads[name].export_config()["tags"] == head.export_config()["tags"]
     assert load_model(folder).heads["lemma"].export_config()["lexicon"] == lexicon
     copy = tmp_path / "copy"
     shutil.copytree(folder, copy)
@@ -170,7 +174,7 @@ def test_the_lemma_lexicons_are_stored_apart_compressed_and_read_back(morph_mode
     shutil.copytree(folder, inline)
     (inline / HEAD_TABLES).unlink()
     full = {**raw, "format_version": 2}
-    full["model"]["heads"]["lemma"] |= read_model_config(folder)["model"]["heads"]["lemma"]
+    full["model"]["heads"] = read_model_config(folder)["model"]["heads"]
     (inline / "config.json").write_text(json.dumps(full), encoding="utf-8")
     assert load_model(inline).heads["lemma"].export_config()["lexicon"] == lexicon
 

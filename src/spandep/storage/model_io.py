@@ -39,6 +39,7 @@ FORMAT_VERSION = 3  # 3: format 2 with the output heads' large tables in HEAD_TA
 CURRENT = (2, FORMAT_VERSION)  # the formats whose folders are written again as they are (2: every table in config.json)
 WEIGHTS_FORMAT = 2  # model.safetensors as formats 2 and 3 store it
 HEAD_TABLES = "heads.json.xz"  # each head's settings it stores apart (OutputHead.stored_apart), xz-compressed JSON
+WITH_TABLES = ("tags",)  # settings of every head moved into HEAD_TABLES too once a folder has them: a pool's class lists
 CHOICE_FILE = "inference_choice.json"  # beside a model whose settings were chosen on dev: what was chosen, and how
 
 
@@ -225,10 +226,13 @@ def _set_model_entry(directory: str | Path, key: str, value: Any) -> None:
 def write_model_config(directory: Path, config: dict[str, Any], apart: bool = True) -> None:
     """Write a model folder's ``config.json`` (atomically) with each output head's settings that it stores apart
     (``OutputHead.stored_apart``: a lemma head's lexicons, 19 MB of a pool model's JSON) taken out into
-    ``HEAD_TABLES``, xz-compressed (a tenth of the bytes; format 3); a config with none, or ``apart`` false, is
+    ``HEAD_TABLES``, xz-compressed (a tenth of the bytes; format 3), and with them every head's ``WITH_TABLES`` (its
+    class list: 2.3 MB of a pool model's ``config.json``); a config with no such table, or ``apart`` false, is
     written whole as format 2, as a spandep before these tables reads it."""
     heads = config["model"].get("heads") or {}
     tables = {name: {k: head[k] for k in HEADS.get(name).stored_apart if k in head} for name, head in heads.items() if apart}
+    if any(tables.values()):  # format 3 anyway: the class lists (megabytes of a pool model's JSON) compressed beside them
+        tables = {name: {**{k: heads[name][k] for k in WITH_TABLES if k in heads[name]}, **table} for name, table in tables.items()}
     tables = {name: table for name, table in tables.items() if table}
     kept = {name: {k: v for k, v in head.items() if k not in tables.get(name, {})} for name, head in heads.items()}
     written = {**config, "format_version": FORMAT_VERSION if tables else 2, "model": {**config["model"], **({"heads": kept} if heads else {})}}
