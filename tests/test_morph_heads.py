@@ -158,10 +158,10 @@ def test_the_lemma_lexicons_are_stored_apart_compressed_and_read_back(morph_mode
     assert not any("tags" in head for head in raw["model"]["heads"].values())  # nor any head's classes: with them
     lexicon = trainer.model.heads["lemma"].export_config()["lexicon"]
     assert lexicon and read_model_config(folder)["model"]["heads"]["lemma"]["lexicon"] == lexicon
+    read_back, loaded = read_model_config(folder)["model"]["heads"], load_model(folder)
     for name, head in trainer.model.heads.items():
-        assert read_model_config(folder)["model"]["heads"][name]["tags"] == head.export_config()["tags"]
-        assert load_model(folder).heads[name].export_config()["tags"] == head.export_config()["tags"]
-    assert load_model(folder).heads["lemma"].export_config()["lexicon"] == lexicon
+        assert read_back[name]["tags"] == loaded.heads[name].export_config()["tags"] == head.export_config()["tags"]
+    assert loaded.heads["lemma"].export_config()["lexicon"] == lexicon
     copy = tmp_path / "copy"
     shutil.copytree(folder, copy)
     save_calibration(copy, load_model(copy).calibration)  # a config rewritten keeps the tables apart
