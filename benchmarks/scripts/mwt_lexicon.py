@@ -5,7 +5,7 @@ augmented copy too: ``training.tokenizer.seen_paragraphs``, the seed and rate of
     python -m benchmarks.scripts.mwt_lexicon src/spandep/resources/multilingual/tokenizers/he_htb \\
         --train runs/pool/he_htb/train.conllu --dev runs/pool/he_htb/dev.conllu [--write]
 
-The tokenizer's decoding settings are chosen again on dev with each lexicon (``training.tokenizer._choose_settings``,
+The tokenizer's decoding settings are chosen again on dev with each lexicon (``training.tokenizer.choose_settings``,
 as ``spandep train-tokenizer`` chooses them: dev Words plus Sentences by the quick span scorer of
 ``tokenization.selection``); it prints both lexicons' best settings and scores. ``--write`` replaces the folder's
 ``mwt.json`` (atomically) where the relearned lexicon scores higher with the settings the folder has, and refuses where
@@ -23,7 +23,7 @@ import torch
 
 from spandep.tokenization.corpus import read_paragraphs
 from spandep.tokenization.trained import load_tokenizer
-from spandep.training.tokenizer import _choose_settings, learn_lexicon, seen_paragraphs
+from spandep.training.tokenizer import choose_settings, learn_lexicon, seen_paragraphs
 
 
 def main() -> None:
@@ -42,7 +42,7 @@ def main() -> None:
     scores = {}
     for name, lexicon in (("as saved", tokenizer.lexicon), ("relearned", relearned)):
         tokenizer.lexicon = lexicon
-        best, tried = _choose_settings(tokenizer, dev)
+        best, tried = choose_settings(tokenizer, dev)
         chosen = (best.mwt_decision, best.thresholds.sentence, best.max_tokens)
         mine = next(r for r in tried if (r["mwt_decision"], r["sentence_threshold"], r["max_tokens"]) == settings)
         scores[name] = (chosen, mine)

@@ -159,7 +159,7 @@ def _evaluate(tokenizer: TrainedTokenizer, dev: list[GoldParagraph]) -> DevScore
     return span_scores(text, gold_sentences(dev), system)
 
 
-def _choose_settings(tokenizer: TrainedTokenizer, dev: list[GoldParagraph]) -> tuple[TrainedTokenizer, list[dict[str, Any]]]:
+def choose_settings(tokenizer: TrainedTokenizer, dev: list[GoldParagraph]) -> tuple[TrainedTokenizer, list[dict[str, Any]]]:
     """The decoding settings with the best dev score, and every setting's scores."""
     text = raw_text(dev)
     paras = paragraphs(text)
@@ -283,7 +283,7 @@ def _run(train: Path, dev: Path, out: Path, settings: TrainSettings) -> dict[str
         meta["step"] = epoch
         save_checkpoint(out / "checkpoint", net, optimizer, meta)
     net.load_state_dict(load_file(str(out / "best.safetensors")))
-    tokenizer, tried = _choose_settings(TrainedTokenizer(vocab, net, lexicon, pieces=pieces), dev_paras)
+    tokenizer, tried = choose_settings(TrainedTokenizer(vocab, net, lexicon, pieces=pieces), dev_paras)
     record = {
         "train_file": relative_paths(str(train)), "dev_file": relative_paths(str(dev)), "settings": asdict(settings), "best_epoch": meta["best_epoch"],
         "epochs_run": epoch, "history": meta["history"], "decoding_on_dev": tried,
