@@ -125,7 +125,8 @@ def test_the_data_readme_overlaps_are_gone(tmp_path):
 def test_the_pool_catalogue_names_every_language_once_and_every_treebank(tmp_path, monkeypatch, capsys):
     """pool_catalogue.py gives each treebank of the pool without a model of its own one line of the multilingual
     folder: a language's default treebank by its ISO code (the catalogue's ``find``), the others by treebank; one
-    without a trained tokenizer in the folder is left out."""
+    without a trained tokenizer in the folder is left out; the tokenizer and card of one another folder serves are
+    removed from the folder, the others kept."""
     from benchmarks.scripts import pool_catalogue
     from benchmarks.suite.systems import pool_entries
     from spandep.data.languages import LANGUAGES
@@ -139,6 +140,8 @@ def test_the_pool_catalogue_names_every_language_once_and_every_treebank(tmp_pat
         if treebank != "af_afribooms":
             (tmp_path / "multilingual" / "tokenizers" / treebank).mkdir(parents=True)
             (tmp_path / "multilingual" / "tokenizers" / treebank / "config.json").write_text("{}")
+    for treebank in ("en_ewt", "de_gsd"):  # en_ewt has a folder of its own, de_gsd a line of this one
+        (tmp_path / "multilingual" / f"card-{treebank}.json").write_text("{}")
     monkeypatch.setattr(pool_catalogue, "CATALOGUE_FILE", path)
     monkeypatch.setattr(catalogue, "CATALOGUE_FILE", path)
     monkeypatch.setattr("sys.argv", ["pool_catalogue", "multilingual"])
@@ -157,3 +160,6 @@ def test_the_pool_catalogue_names_every_language_once_and_every_treebank(tmp_pat
     assert catalogue.find("de", models).name == "de" and catalogue.find("es_gsd", models).model_treebank == "es_gsd"
     assert len({m.language for m in models.values()}) >= 55
     assert [m.name for m in models.values()][: len(before)] == list(before)  # the lines before kept, in order
+    left = {p.name for p in (tmp_path / "multilingual" / "tokenizers").iterdir()}
+    assert left == set(pool_entries()) - own - {"af_afribooms"} and "en_ewt" in own
+    assert not (tmp_path / "multilingual" / "card-en_ewt.json").exists() and (tmp_path / "multilingual" / "card-de_gsd.json").is_file()

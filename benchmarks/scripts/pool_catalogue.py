@@ -18,13 +18,14 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 from benchmarks.suite.record import portable_path
 from benchmarks.suite.systems import REPO, pool_entries
 from spandep.data.languages import language, treebank_language
-from spandep.storage.catalogue import CATALOGUE_FILE
+from spandep.storage.catalogue import CATALOGUE_FILE, card_file
 from spandep.tokenization.text import tokenizer_folder
 
 
@@ -56,6 +57,24 @@ def pool_lines(folder: str, entries: dict[str, dict[str, Any]], shipped: set[str
     return dict(sorted(lines.items()))
 
 
+def owned_elsewhere(folder: str, models: dict[str, dict[str, Any]]) -> set[str]:
+    """The treebanks that catalogue lines ``models`` (name: line) of folders other than ``folder`` serve."""
+    return {line["code"] for line in models.values() if line["folder"] != folder and line.get("code")}
+
+
+def prune(folder: Path, owned: set[str]) -> list[str]:
+    """Remove from pool ``folder`` the tokenizer and model card of each of ``owned``, treebanks other folders serve;
+    the treebanks whose files were removed."""
+    removed = []
+    for treebank in sorted(owned):
+        tokenizer, card = tokenizer_folder(folder, treebank), folder / card_file(treebank)
+        if tokenizer.is_dir() or card.is_file():
+            shutil.rmtree(tokenizer, ignore_errors=True)
+            card.unlink(missing_ok=True)
+            removed.append(treebank)
+    return removed
+
+
 def render(data: dict[str, Any]) -> str:
     """The catalogue file as it is kept: one line per model."""
     lines = [f"    {json.dumps(name, ensure_ascii=False)}: {json.dumps(line, ensure_ascii=False)}" for name, line in data["models"].items()]
@@ -71,7 +90,7 @@ def main() -> None:
     entries = pool_entries()
     folder = CATALOGUE_FILE.parent / args.folder
     ready = {tb: entry for tb, entry in entries.items() if (tokenizer_folder(folder, tb) / "config.json").is_file()}
-    owned = {line.get("code") for line in kept.values()}  # treebanks with a model of their own
+    owned = owned_elsewhere(args.folder, kept)  # treebanks with a model of their own
     lines = pool_lines(args.folder, ready, owned, len(entries))
     unready = sorted(set(entries) - set(ready) - owned)
     if unready:
@@ -81,6 +100,9 @@ def main() -> None:
         raise SystemExit(f"names taken by other lines: {', '.join(sorted(clash))}")
     CATALOGUE_FILE.write_text(render({**data, "models": {**kept, **lines}}), encoding="utf-8")
     print(f"wrote {len(lines)} lines of {args.folder} into {portable_path(CATALOGUE_FILE)}")
+    removed = prune(folder, owned)
+    if removed:
+        print(f"removed from {portable_path(folder)} the tokenizers and cards of treebanks other folders serve: {', '.join(removed)}")
 
 
 if __name__ == "__main__":

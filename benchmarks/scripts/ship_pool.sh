@@ -5,10 +5,12 @@
 #      written again by pool_lexicons.py write: each treebank's own, those of its language serving a pair its own lacks,
 #      the lexicons of all left out, as a pool run trained now writes them; then each treebank's dictionary mode chosen
 #      on its dev split and written, pool_lexicons.py dictionaries / write-dictionaries), then copy in the trained
-#      tokenizers TOKENIZERS/<treebank>/tokenizer (what train_tokenizers.sh writes) it has none of, in int8 rows as the
+#      tokenizers TOKENIZERS/<treebank>/tokenizer (what train_tokenizers.sh writes) it has none of, but of the treebanks
+#      another folder serves (their folders ship their own), in int8 rows as the
 #      export is --int8-all (docs/tokenizer.md; to ship
 #      new weights, remove the folder first: every line is then calibrated and scored again);
-#   2. its catalogue lines (pool_catalogue.py: one per treebank without a model of its own that has a tokenizer);
+#   2. its catalogue lines (pool_catalogue.py: one per treebank without a model of its own that has a tokenizer; the
+#      tokenizers and cards of treebanks another folder serves removed from the folder);
 #   3. the lines calibrated on their treebanks' dev splits, all in one call when one is new (calibration_table calibrate
 #      NAME...: spandep calibrate FOLDER DEV... --treebank TB... --write), then measured on test where stale
 #      (calibration_table measure NAME... --stale);
@@ -32,8 +34,10 @@ if [ ! -f "$OUT/config.json" ]; then  # the lemma lexicons rebuilt: each treeban
   "$PY" -m benchmarks.scripts.pool_lexicons dictionaries "$OUT" --cap 5000 --out benchmarks/results/multilingual/dictionaries.json
   "$PY" -m benchmarks.scripts.pool_lexicons write-dictionaries "$OUT" --choices benchmarks/results/multilingual/dictionaries.json
 fi
-"$PY" -c 'import sys; from pathlib import Path; from benchmarks.scripts.score_pool import add_tokenizers; from benchmarks.suite.systems import pool_entries
-print("tokenizers copied in:", " ".join(add_tokenizers(Path(sys.argv[1]), Path(sys.argv[2]), list(pool_entries()))) or "none")' "$OUT" "$tokenizers"
+"$PY" -c 'import json, sys; from pathlib import Path; from benchmarks.scripts.pool_catalogue import owned_elsewhere
+from benchmarks.scripts.score_pool import add_tokenizers; from benchmarks.suite.systems import pool_entries; from spandep.storage.catalogue import CATALOGUE_FILE
+owned = owned_elsewhere("multilingual", json.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))["models"])
+print("tokenizers copied in:", " ".join(add_tokenizers(Path(sys.argv[1]), Path(sys.argv[2]), [t for t in pool_entries() if t not in owned])) or "none")' "$OUT" "$tokenizers"
 "$PY" -m benchmarks.scripts.pool_catalogue multilingual
 names=$("$PY" -c 'from spandep.storage.catalogue import read_catalogue
 print(" ".join(n for n, m in read_catalogue()[1].items() if m.folder.name == "multilingual"))')

@@ -4,8 +4,8 @@
 # it, where its dev split said so (BENCHMARKS.md, "A treebank fine-tuned apart from the pool"):
 #   1. the run's model cut to TREEBANK (`spandep export --treebank`, int8) with the pool's trained tokenizer of it, into
 #      src/spandep/resources/TREEBANK;
-#   2. the catalogue line NAME pointed at that folder (its note says so; `pool_catalogue.py` then leaves the treebank
-#      out of the multilingual folder's lines);
+#   2. the catalogue line NAME pointed at that folder (its note says so), then `pool_catalogue.py multilingual`: the
+#      treebank left out of the multilingual folder's lines, its tokenizer and card removed from that folder;
 #   3. calibrated on the treebank's dev split, measured on test (calibration_table calibrate/measure NAME);
 #   4. its test split parsed from gold tokens (timed, 3 rounds) and from raw text into results/raw/TREEBANK__TREEBANK-pool-finetune*.json
 #      (shipped_table.SYSTEMS names that system for the folder), then the card.
@@ -41,6 +41,7 @@ line.update({"folder": tb, "model_treebank": tb, "note": f"the multilingual mode
 CATALOGUE_FILE.write_text(render(data), encoding="utf-8")
 print(f"{name} -> {tb}/")
 EOF
+"$PY" -m benchmarks.scripts.pool_catalogue multilingual
 "$PY" -m benchmarks.scripts.calibration_table calibrate "$name"
 "$PY" -m benchmarks.scripts.calibration_table measure "$name"
 "$PY" -m benchmarks.suite.raw_text --model "$OUT" --dataset "$tb" --system "$SYSTEM" --mode gold --rounds 3 --out "${RAW}__gold.json"
