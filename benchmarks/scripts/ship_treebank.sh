@@ -3,7 +3,8 @@
 # model fine-tuned on that treebank alone (configs/multilingual/pool-<treebank>.toml, `[data] train_treebanks`), cut to
 # it, where its dev split said so (BENCHMARKS.md, "A treebank fine-tuned apart from the pool"):
 #   1. the run's model cut to TREEBANK (`spandep export --treebank`, int8) with the pool's trained tokenizer of it, into
-#      src/spandep/resources/TREEBANK;
+#      src/spandep/resources/TREEBANK, its lemma head given the dictionary the treebank's line of the multilingual
+#      folder chose on dev (`lemma_dictionary.py`; the fine-tune's run does not keep that setting);
 #   2. the catalogue line NAME pointed at that folder (its note says so), then `pool_catalogue.py multilingual`: the
 #      treebank left out of the multilingual folder's lines, its tokenizer and card removed from that folder;
 #   3. calibrated on the treebank's dev split, measured on test (calibration_table calibrate/measure NAME);
@@ -24,6 +25,10 @@ RAW=benchmarks/results/raw/${tb}__$SYSTEM
 export OMP_NUM_THREADS=1 PYTHONPATH=$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}
 rm -rf "$OUT"
 "$PY" -m spandep export "$run/model" "$OUT" --int8-all --treebank "$tb" --tokenizer "$tb=$tokenizers/$tb/tokenizer"
+dictionary=$("$PY" -c 'import sys; from spandep.storage.model_io import read_model_config
+d = (read_model_config("src/spandep/resources/multilingual")["model"]["heads"].get("lemma", {}).get("treebank_dictionaries") or {}).get(sys.argv[1])
+print(" ".join(("--language", d["language"], "--mode", d["mode"])) if d else "")' "$tb")
+[ -z "$dictionary" ] || "$PY" -m benchmarks.scripts.lemma_dictionary "$OUT" $dictionary  # the mode the treebank's line chose on its dev
 "$PY" - "$name" "$tb" "$run" <<'EOF'
 import json, sys
 from pathlib import Path
