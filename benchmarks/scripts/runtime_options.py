@@ -7,7 +7,10 @@ encoder's linear layers dynamically quantised, one scale per tensor: ``load_mode
 projections, not the feed-forward layers), ``unmerged`` (an adapter kept beside its base weights), ``btN`` (float,
 ``batch_tokens`` N), ``pruneX`` (float, the span setting ``prune`` X: a word's spans after its best kept only at X of
 its probability or more; ``prune0``: all k, whatever the model saved), ``float32`` and ``bfloat16`` (the setting
-``precision``: the encoder's matrix products, whatever the model saved). Each round parses ``--speed`` once per variant and thread count, in turn, after a warm-up of
+``precision``: the encoder's matrix products, whatever the model saved), ``compile`` (float, the encoder's transformer
+under ``torch.compile(dynamic=True)``), ``onnx`` (float, the encoder's transformer exported by ``torch.onnx`` and run by
+ONNX Runtime with as many threads as torch has when it loads, the mix and all else in torch; needs ``pip install onnx
+onnxruntime``). Each round parses ``--speed`` once per variant and thread count, in turn, after a warm-up of
 each, timed in process CPU seconds (as ``checkout_speed.sh``: other jobs on this shared machine barely change it);
 words/s is the median over rounds. Then each variant parses ``--dev`` with the columns its heads fill blanked
 (gold tokens) and is scored: UAS/LAS (no punctuation) and the heads' columns, and the share of words whose head,
@@ -60,6 +63,52 @@ def partial_int8(model: Parser, per_channel: bool = False, square_only: bool = F
     return model
 
 
+def compiled(model: Parser) -> Parser:
+    """The encoder's transformer under ``torch.compile`` (shapes dynamic: batches differ in size and length)."""
+    model.encoder.pretrained_module().compile(dynamic=True)
+    return model
+
+
+def onnx_encoder(model: Parser) -> Parser:
+    """The encoder's transformer run by ONNX Runtime: exported once with the layers its mix reads as outputs
+    (``WordEncoder.kept_layers``), each batch's outputs then mixed in torch (``mixed``) as the torch pass mixes them."""
+    import io
+    import types
+
+    import onnxruntime
+
+    encoder = model.encoder
+    kept = encoder.kept_layers()
+
+    class Outputs(torch.nn.Module):
+        def __init__(self, transformer: torch.nn.Module) -> None:
+            super().__init__()
+            self.transformer = transformer
+
+        def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            states = self.transformer(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
+            return tuple(states[i + 1] for i in kept)  # hidden_states[0] is the embeddings' output
+
+    names = [f"layer{i}" for i in kept]
+    axes = {name: {0: "batch", 1: "pieces"} for name in ("ids", "mask", *names)}
+    example = (torch.ones(2, 8, dtype=torch.long), torch.ones(2, 8, dtype=torch.long))
+    graph = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(Outputs(encoder.transformer).eval(), example, graph, input_names=["ids", "mask"], output_names=names,
+                          dynamic_axes=axes, opset_version=17, dynamo=False)
+    settings = onnxruntime.SessionOptions()
+    settings.intra_op_num_threads, settings.inter_op_num_threads = torch.get_num_threads(), 1
+    session = onnxruntime.InferenceSession(graph.getvalue(), settings, providers=["CPUExecutionProvider"])
+
+    def run(self: Any, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        outputs = session.run(None, {"ids": input_ids.numpy(), "mask": mask.long().numpy()})  # each (batch, pieces, hidden)
+        return self.mixed({i: torch.from_numpy(out) for i, out in zip(kept, outputs)})
+
+    encoder._run = types.MethodType(run, encoder)
+    return model
+
+
 def variant(folder: str, name: str) -> tuple[Parser, InferenceOptions]:
     """The model loaded as variant ``name`` (see the module docstring) and its options."""
     if name.startswith("bt"):
@@ -74,6 +123,8 @@ def variant(folder: str, name: str) -> tuple[Parser, InferenceOptions]:
         "int8-channel": lambda: partial_int8(load_model(folder), per_channel=True),
         "int8-square": lambda: partial_int8(load_model(folder), square_only=True),
         "unmerged": lambda: load_model(folder, merge_adapter=False),
+        "compile": lambda: compiled(load_model(folder)),
+        "onnx": lambda: onnx_encoder(load_model(folder)),
     }
     return loaders[name](), InferenceOptions()
 

@@ -270,7 +270,6 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
         ``output_hidden_states`` keeps them (on en-accurate a quarter of an encoder batch's peak memory). With
         :attr:`taps`, each tapped layer's output after the mix: ``(batch, pieces, hidden · (1 + taps))``."""
         layers = self._layers()
-        mixed = range(len(layers) - self.mix_layers, len(layers))
         kept: dict[int, torch.Tensor] = {}
 
         def keeper(i: int) -> Callable[[nn.Module, Any, Any], None]:
@@ -279,13 +278,24 @@ class TransformerEncoder(PretrainedAssets, WordEncoder):
 
             return keep
 
-        hooks = [layers[i].register_forward_hook(keeper(i)) for i in sorted(set(mixed) | {t - 1 for t in self.taps})]
+        hooks = [layers[i].register_forward_hook(keeper(i)) for i in self.kept_layers()]
         try:
             self.transformer(input_ids=input_ids, attention_mask=mask.long())
         finally:
             for hook in hooks:
                 hook.remove()
-        mix = self.mix([kept[i] for i in mixed])  # (batch, pieces, hidden)
+        return self.mixed(kept)
+
+    def kept_layers(self) -> list[int]:
+        """The layers (0 = the lowest) whose outputs :meth:`mixed` reads: the mixed ones and the tapped ones."""
+        n = len(self._layers())
+        return sorted(set(range(n - self.mix_layers, n)) | {t - 1 for t in self.taps})
+
+    def mixed(self, kept: dict[int, torch.Tensor]) -> torch.Tensor:
+        """The scalar mix of the last ``mix_layers`` of ``kept`` (layer: output ``(batch, pieces, hidden)``), each tapped
+        layer's output after it: ``(batch, pieces, hidden · (1 + taps))``."""
+        n = len(self._layers())
+        mix = self.mix([kept[i] for i in range(n - self.mix_layers, n)])  # (batch, pieces, hidden)
         if not self.taps:
             return mix
         return torch.cat([mix] + [kept[t - 1].to(mix.dtype) for t in self.taps], -1)  # (batch, pieces, hidden · (1 + taps))
