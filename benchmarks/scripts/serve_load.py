@@ -352,7 +352,7 @@ def main() -> None:
         "settings": {k: v for k, v in vars(args).items() if k not in ("data", "out")},
         "spandep_parse": {"before": before, "after": after, "words_per_s_mean": cli,
                           "sentences_that_differ_default_vs_same_batch_tokens": sum(a != b for a, b in zip(default, expected))},
-        "served": {**served, **run["cpu"]}, "throughput_ratio": {name: round(served["words_per_s"] / value, 3) for name, value in cli.items()},
+        "served": {**served, **run["cpu"]}, "throughput_ratio": {name: round(served["words_per_s"] / value, 3) if value else None for name, value in cli.items()},
         "memory": memory, "warmup": run["warmup"],
         "overload": {k: burst[k] for k in ("requests", "sentences", "errors", "mismatches", "statuses", "latency_p50_ms", "latency_p99_ms")},
         "server_health_at_end": run["health"],
