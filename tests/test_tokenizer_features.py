@@ -19,7 +19,8 @@ from spandep.tokenization.corpus import lossless_problems, read_dictionary, read
 from spandep.tokenization.features import CharFeatures
 from spandep.tokenization.model import CharTagger, CharVocab, NetConfig
 from spandep.tokenization.mwt import MwtLexicon
-from spandep.tokenization.trained import Thresholds, TrainedTokenizer, bound_sentences, load_tokenizer
+from spandep.storage.model_io import copy_tokenizer
+from spandep.tokenization.trained import Thresholds, TrainedTokenizer, bound_sentences, load_tokenizer, packed
 
 OLD = FIXTURES / "tokenizer_before_features"
 
@@ -112,6 +113,20 @@ def test_features_reach_the_network_and_survive_saving(tmp_path):
     paras = [(0, len(text))]
     assert np.array_equal(loaded.probabilities(text, paras)[0][0], tokenizer.probabilities(text, paras)[0][0])
     assert lossless_problems(text, loaded.tokenize(text)) == []
+
+
+def test_a_packed_copy_loads_as_the_folder_it_was_copied_from(tmp_path):
+    """A compact model's copy (copy_tokenizer -> packed): word list and lexicon xz-compressed, the same tokenizer."""
+    tokenizer = _tokenizer(NetConfig(embedding=8, hidden=8, layers=1, dropout=0.0, lexicon_lengths=3))
+    tokenizer.lexicon = MwtLexicon.learn([("au", ("à", "le")), ("au", ("à", "le")), ("du", ("de", "le"))])  # kept packed
+    text = "Il va au marché, au bout du monde.\n\nEt puis au revoir."
+    tokenizer.save(tmp_path / "tok", {})
+    copy_tokenizer(tmp_path / "tok", tmp_path / "copy", compact=True)
+    assert sorted(p.name for p in (tmp_path / "copy").iterdir()) == ["config.json", "model.safetensors", "mwt.json.xz", "words.json.xz"]
+    packed(tmp_path / "copy")  # packing again leaves it as it is
+    original, copy = load_tokenizer(tmp_path / "tok"), load_tokenizer(tmp_path / "copy")
+    assert copy.vocab.features.words == original.vocab.features.words and copy.lexicon.to_json() == original.lexicon.to_json()
+    assert copy.tokenize(text) == original.tokenize(text)
 
 
 def test_dictionary_reaches_the_network_and_survives_saving(tmp_path):

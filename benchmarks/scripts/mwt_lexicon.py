@@ -59,6 +59,7 @@ def main() -> None:
     tmp = args.folder / ".mwt.json.tmp"
     tmp.write_text(json.dumps(relearned.to_json(), ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, args.folder / "mwt.json")
+    (args.folder / "mwt.json.xz").unlink(missing_ok=True)  # a packed folder's (spandep.tokenization.trained.packed)
     print(f"wrote {args.folder / 'mwt.json'}")
 
 

@@ -79,7 +79,7 @@ def portable_path(path: str | Path) -> str:
 
 
 WEIGHT_FILES = ("model.safetensors", "heads.json.xz")  # what a model folder parses with beside its config.json
-TOKENIZER_FILES = ("config.json", "model.safetensors", "words.json", "mwt.json")  # all of a trained tokenizer's folder
+TOKENIZER_FILES = ("config.json", "model.safetensors", "words.json", "mwt.json", "words.json.xz", "mwt.json.xz")  # all of a trained tokenizer's folder, packed or not
 
 
 def weights_digest(folder: str | Path, files: tuple[str, ...] = WEIGHT_FILES) -> str | None:

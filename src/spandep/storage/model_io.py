@@ -29,7 +29,7 @@ from spandep.models.confidence import Calibration
 from spandep.storage.catalogue import ModelChoice, default_model, model_choice
 from spandep.tokenization.text import TOKENIZER_FOLDER, tokenizer_folder
 from spandep.tokenization.text import treebank_tokenizers as own_tokenizers
-from spandep.tokenization.trained import WEIGHTS_FILE as TOKENIZER_WEIGHTS
+from spandep.tokenization.trained import WEIGHTS_FILE as TOKENIZER_WEIGHTS, packed
 from spandep.storage.kernels import bound_kernel_cache
 from spandep.quantised import ALL_MIN_ELEMENTS, dequantize, halved, quantize
 from spandep.storage.int8 import Int8Scope, dynamic_int8
@@ -161,7 +161,7 @@ def copy_tokenizer(source: Path, target: Path, compact: bool, int8: bool = False
     float16, half the bytes (a multilingual model ships eighty of them): 9 of 10 tokenizers measured wrote their dev
     split as in float32, zh_gsd_v1 Words F1 95.75 → 95.76 (``benchmarks/scripts/tokenizer_float16.py``). ``int8``
     (a compact model's ``--int8-all``): its matrices of ``ALL_MIN_ELEMENTS`` values or more in int8 rows, a quarter
-    of the float32 bytes (the same script's ``--int8``: docs/tokenizer.md)."""
+    of the float32 bytes (the same script's ``--int8``: docs/tokenizer.md); its JSON files :func:`packed`."""
     shutil.copytree(source, target)
     weights = target / TOKENIZER_WEIGHTS
     if compact and weights.is_file():
@@ -169,6 +169,7 @@ def copy_tokenizer(source: Path, target: Path, compact: bool, int8: bool = False
         if int8:
             state = quantize(state, set(state), ALL_MIN_ELEMENTS)[0]  # from the weights as trained
         save_file(halved(state), str(weights))
+        packed(target)
 
 
 READABLE_JSON = 200_000  # characters: a longer JSON file (a lemma lexicon, a pool model's class lists) is written without indentation

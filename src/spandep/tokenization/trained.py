@@ -24,7 +24,8 @@ Saved as a folder: ``config.json`` (sizes, characters, thresholds, training reco
 (:mod:`.encoder_features`) the config names the base encoder, whose weights stay where it is installed (the loader's
 ``encoder_folder`` finds it) and, as ``encoder_precision``, the precision its layers run in where it is not float32
 (chosen on dev: docs/tokenizer.md). :func:`load_tokenizer` also accepts a model folder that holds such a folder as
-``tokenizer/``.
+``tokenizer/``. A compact model's copy is :func:`packed`: ``mwt.json`` and ``words.json`` xz-compressed (a seventh of
+the bytes), ``config.json`` without indentation.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from __future__ import annotations
 import copy
 import json
 import lzma
+import os
 import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -56,6 +58,8 @@ __all__ = ["FORMAT", "Thresholds", "TrainedTokenizer", "bound_sentences", "load_
 FORMAT = "spandep-tokenizer"
 FORMAT_VERSION = 1
 WORDS_FILE = "words.json"
+MWT_FILE = "mwt.json"
+PACKED = (MWT_FILE, WORDS_FILE)  # xz-compressed in a compact model's copy, as ``<name>.xz``
 DICTIONARY_FILE = "dictionary.txt.xz"
 WEIGHTS_FILE = "model.safetensors"
 _ATTACHING = np.array([name in ("Mn", "Mc", "Me", "Cf") for name in CLASSES])
@@ -229,7 +233,7 @@ class TrainedTokenizer(Tokenizer):
         }
         tensors = {k: v.detach().contiguous() for k, v in self.net.state_dict().items()}
         save_file(tensors, str(folder / WEIGHTS_FILE))
-        (folder / "mwt.json").write_text(json.dumps(self.lexicon.to_json(), ensure_ascii=False), encoding="utf-8")
+        (folder / MWT_FILE).write_text(json.dumps(self.lexicon.to_json(), ensure_ascii=False), encoding="utf-8")
         (folder / "config.json").write_text(json.dumps(config, ensure_ascii=False, indent=1), encoding="utf-8")
         if self.net.config.lexicon_lengths:
             (folder / WORDS_FILE).write_text(json.dumps(self.vocab.features.words, ensure_ascii=False), encoding="utf-8")
@@ -249,6 +253,32 @@ def padded_rows(vectors: np.ndarray | None, spans: list[tuple[int, int]]) -> tor
     return torch.from_numpy(out)
 
 
+def packed(folder: Path) -> None:
+    """Make a saved tokenizer folder compact in place (a shipped model's copy): each of ``PACKED`` replaced by its
+    xz-compressed ``<name>.xz`` (the 84 tokenizers of the pool: 1.61 → 0.27 MB), ``config.json`` rewritten without
+    indentation; every file written atomically; a folder packed before is left as it is."""
+    for name in PACKED:
+        plain = folder / name
+        if plain.is_file():
+            tmp = folder / f".{name}.xz.tmp"
+            with lzma.open(tmp, "wt", encoding="utf-8") as f:
+                f.write(plain.read_text(encoding="utf-8"))
+            os.replace(tmp, folder / f"{name}.xz")
+            plain.unlink()
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    tmp = folder / ".config.json.tmp"
+    tmp.write_text(json.dumps(config, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+    os.replace(tmp, folder / "config.json")
+
+
+def _read_json(folder: Path, name: str) -> Any:
+    """The JSON file ``name`` of a tokenizer folder: as saved, or its :func:`packed` ``<name>.xz``."""
+    if (folder / name).is_file():
+        return json.loads((folder / name).read_text(encoding="utf-8"))
+    with lzma.open(folder / f"{name}.xz", "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
 def load_tokenizer(path: str | Path, encoder_folder: Callable[[str], str] = local_folder, precision: str | None = None) -> TrainedTokenizer:
     """The tokenizer saved in ``path``, or in ``path/tokenizer`` (a parser's model folder); ``encoder_folder`` turns
     the name of the encoder of encoder features into its folder; ``precision`` of those features' layers
@@ -262,7 +292,7 @@ def load_tokenizer(path: str | Path, encoder_folder: Callable[[str], str] = loca
         if config.get("format") != FORMAT or config.get("format_version") != FORMAT_VERSION:
             raise ModelError(f"{folder} is not a spandep tokenizer (format {FORMAT} version {FORMAT_VERSION})")
         net_config = NetConfig(**config["net"])
-        words = json.loads((folder / WORDS_FILE).read_text(encoding="utf-8")) if net_config.lexicon_lengths else []
+        words = _read_json(folder, WORDS_FILE) if net_config.lexicon_lengths else []
         dictionary = None
         if net_config.dictionary:
             with lzma.open(folder / DICTIONARY_FILE, "rt", encoding="utf-8") as f:
@@ -273,7 +303,7 @@ def load_tokenizer(path: str | Path, encoder_folder: Callable[[str], str] = loca
         pieces = PieceVectors(net_config.encoder, encoder_folder(net_config.encoder), net_config.encoder_layers, precision) if net_config.encoder else None
         net = CharTagger(len(vocab), net_config, pieces.width if pieces else 0)
         net.load_state_dict(loaded(load_file(str(folder / WEIGHTS_FILE))))  # a compact model's may hold int8 rows
-        lexicon = MwtLexicon.from_json(json.loads((folder / "mwt.json").read_text(encoding="utf-8")))
+        lexicon = MwtLexicon.from_json(_read_json(folder, MWT_FILE))
     except (OSError, ValueError, KeyError, RuntimeError, EOFError, lzma.LZMAError) as exc:
         raise ModelError(f"cannot load the tokenizer in {folder}: {exc}") from None
     thresholds = replace(Thresholds(), **config["thresholds"])
