@@ -463,6 +463,24 @@ def test_one_treebank_exports_as_a_model_of_its_own_that_parses_alike(joint: Pat
         assert result.exit_code == 2 and message in result.output and not (tmp_path / "no").exists()
 
 
+def test_several_treebanks_export_as_a_model_that_parses_each_alike(joint: Path, tmp_path: Path) -> None:
+    """``spandep export --treebank b --treebank a``: the classes of both, each treebank's allowed ids renumbered to
+    them, each parsed as the model parses it."""
+    out = tmp_path / "ab"
+    result = runner.invoke(app, ["export", str(joint / "model"), str(out), "--full", "--treebank", "b", "--treebank", "a"])
+    assert result.exit_code == 0, result.output
+    model, cut = load_model(joint / "model"), load_model(out)
+    assert cut.treebanks.names == ["a", "b"] and sorted(p.name for p in (out / "tokenizers").iterdir()) == sorted(p.name for p in (joint / "model" / "tokenizers").iterdir())
+    assert cut.labels == model.labels and cut.treebanks.allowed == model.treebanks.allowed  # both keep every label
+    blank = [replace(s, words=[replace(w, xpos="_", upos="_", lemma="_", feats="_") for w in s.words]) for s in read_conllu(DEV)]
+    for treebank in ("a", "b"):
+        ours = list(parse_stream(model, blank, InferenceOptions(treebank=treebank)))
+        theirs = list(parse_stream(cut, blank, InferenceOptions(treebank=treebank)))
+        for x, y in zip(ours, theirs):
+            assert [(w.head, w.deprel, w.upos, w.xpos, w.feats, w.lemma) for w in x.words] == [(w.head, w.deprel, w.upos, w.xpos, w.feats, w.lemma) for w in y.words]
+            assert np.allclose([w.head_prob for w in x.words], [w.head_prob for w in y.words], atol=1e-5)
+
+
 def test_a_model_of_one_treebank_is_not_cut(tiny_models: dict[str, Path], tmp_path: Path) -> None:
     result = runner.invoke(app, ["export", str(tiny_models["span"]), str(tmp_path / "no"), "--treebank", "a"])
     assert result.exit_code == 2 and "trained on one treebank" in result.output and not (tmp_path / "no").exists()

@@ -31,9 +31,10 @@ def export(
         [], "--drop-head", help="An output head (upos, xpos, feats, lemma) to leave out of the copy, its column then "
         "written as `_`: for a treebank whose training data fills that column only in part (ru_taiga's XPOS); repeatable.",
     ),
-    treebank: Optional[str] = typer.Option(
-        None, help="For a model of several treebanks: a copy that parses this one only, its labels, classes and weight "
-        "rows alone (the same parses as the model's as that treebank; the lemma lexicons its own), with its tokenizer.",
+    treebanks: list[str] = typer.Option(
+        [], "--treebank", help="For a model of several treebanks: a copy that parses this one only (repeatable: these "
+        "only), their labels, classes and weight rows alone (the same parses as the model's as each; the lemma lexicons "
+        "their own and their languages'), with their tokenizers.",
     ),
     tokenizers: list[str] = typer.Option(
         [], "--tokenizer", help="A trained tokenizer folder (spandep train-tokenizer's RUN/tokenizer) to ship in place "
@@ -59,11 +60,11 @@ def export(
             del loaded.heads[name]
         own = model / TOKENIZER_FOLDER
         single, several = _tokenizers(loaded, tokenizers, own if own.is_dir() else None, treebank_tokenizers(model))
-        if treebank is not None:
-            from spandep.storage.one_treebank import one_treebank
+        if treebanks:
+            from spandep.storage.one_treebank import keep_treebanks
 
-            loaded = one_treebank(loaded, treebank)
-            several = {treebank: several[treebank]} if treebank in several else {}
+            loaded = keep_treebanks(loaded, treebanks)
+            several = {t: folder for t, folder in several.items() if t in treebanks}
         scope: Int8Scope | None = "all" if int8_all else "encoder" if int8 else None
         save_model(loaded, output, loaded.config.get("training"), compact, scope, single, several)
         size = sum(f.stat().st_size for f in output.rglob("*") if f.is_file())
