@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Ship the multilingual model (issue 46), one torch thread, every step resumable (run it again after a stop; a result
 # made with other weights, by their digest, is made again):
-#   1. export MODEL compact with int8 weights into src/spandep/resources/multilingual (once; its lemma lexicons then
-#      written again by pool_lexicons.py write: each treebank's own, those of its language serving a pair its own lacks,
-#      the lexicons of all left out, as a pool run trained now writes them; then each treebank's dictionary mode chosen
-#      on its dev split and written, pool_lexicons.py dictionaries / write-dictionaries), then copy in the trained
+#   1. export MODEL compact with int8 weights (once; its lemma lexicons then written again by pool_lexicons.py write:
+#      each treebank's own, those of its language serving a pair its own lacks, the lexicons of all left out, as a pool
+#      run trained now writes them; then each treebank's dictionary mode chosen on its dev split and written,
+#      pool_lexicons.py dictionaries / write-dictionaries), cut into src/spandep/resources/multilingual to the
+#      treebanks no other folder serves (export --treebank, repeated: the classes and weight rows only those read go;
+#      the same parses, docs/treebanks.md), then copy in the trained
 #      tokenizers TOKENIZERS/<treebank>/tokenizer (what train_tokenizers.sh writes) it has none of, but of the treebanks
 #      another folder serves (their folders ship their own), in int8 rows as the
 #      export is --int8-all (docs/tokenizer.md; to ship
@@ -14,7 +16,7 @@
 #   3. the lines calibrated on their treebanks' dev splits, all in one call when one is new (calibration_table calibrate
 #      NAME...: spandep calibrate FOLDER DEV... --treebank TB... --write), then measured on test where stale
 #      (calibration_table measure NAME... --stale);
-#   4. every treebank of the pool scored from gold tokens, and each with a trained tokenizer from raw text, into
+#   4. every treebank of the folder scored from gold tokens, and each with a trained tokenizer from raw text, into
 #      results/languages (score_pool.py; a result of other weights, from raw text by another tokenizer, or split by
 #      rules where a tokenizer is trained now, is scored again);
 #   5. the folder timed once on $SPEED's test from gold tokens (score_pool --rounds 3), then each line's card
@@ -28,16 +30,22 @@ PY=${PYTHON:-.venv/bin/python}
 OUT=src/spandep/resources/multilingual
 SPEED=de_gsd  # the treebank whose test times the folder (gold tokens, 3 rounds): every line's card shows that speed
 export OMP_NUM_THREADS=1 PYTHONPATH=$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}
-if [ ! -f "$OUT/config.json" ]; then  # the lemma lexicons rebuilt: each treebank's own, its language's for a pair it lacks
-  "$PY" -m spandep export "$model" "$OUT" --int8-all
-  "$PY" -m benchmarks.scripts.pool_lexicons write "$OUT"
-  "$PY" -m benchmarks.scripts.pool_lexicons dictionaries "$OUT" --cap 5000 --out benchmarks/results/multilingual/dictionaries.json
-  "$PY" -m benchmarks.scripts.pool_lexicons write-dictionaries "$OUT" --choices benchmarks/results/multilingual/dictionaries.json
-fi
-"$PY" -c 'import json, sys; from pathlib import Path; from benchmarks.scripts.pool_catalogue import owned_elsewhere
-from benchmarks.scripts.score_pool import add_tokenizers; from benchmarks.suite.systems import pool_entries; from spandep.storage.catalogue import CATALOGUE_FILE
+ours=$("$PY" -c 'import json; from benchmarks.scripts.pool_catalogue import owned_elsewhere
+from benchmarks.suite.systems import pool_entries; from spandep.storage.catalogue import CATALOGUE_FILE
 owned = owned_elsewhere("multilingual", json.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))["models"])
-print("tokenizers copied in:", " ".join(add_tokenizers(Path(sys.argv[1]), Path(sys.argv[2]), [t for t in pool_entries() if t not in owned])) or "none")' "$OUT" "$tokenizers"
+print(" ".join(t for t in pool_entries() if t not in owned))')  # the treebanks no other folder serves
+if [ ! -f "$OUT/config.json" ]; then  # the lemma lexicons rebuilt: each treebank's own, its language's for a pair it lacks
+  full=$(mktemp -d)/multilingual
+  "$PY" -m spandep export "$model" "$full" --int8-all
+  "$PY" -m benchmarks.scripts.pool_lexicons write "$full"
+  "$PY" -m benchmarks.scripts.pool_lexicons dictionaries "$full" --cap 5000 --out benchmarks/results/multilingual/dictionaries.json
+  "$PY" -m benchmarks.scripts.pool_lexicons write-dictionaries "$full" --choices benchmarks/results/multilingual/dictionaries.json
+  # cut to our treebanks (export --treebank, repeated): their classes, rows, lexicons and their languages' only
+  "$PY" -m spandep export "$full" "$OUT" --int8-all $(printf -- '--treebank %s ' $ours)
+  rm -rf "$(dirname "$full")"
+fi
+"$PY" -c 'import sys; from pathlib import Path; from benchmarks.scripts.score_pool import add_tokenizers
+print("tokenizers copied in:", " ".join(add_tokenizers(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:])) or "none")' "$OUT" "$tokenizers" $ours
 "$PY" -m benchmarks.scripts.pool_catalogue multilingual
 names=$("$PY" -c 'from spandep.storage.catalogue import read_catalogue
 print(" ".join(n for n, m in read_catalogue()[1].items() if m.folder.name == "multilingual"))')
@@ -48,7 +56,7 @@ for name in $names; do  # a new line (or new weights) moves the pooled mapping e
 done
 "$PY" -m benchmarks.scripts.calibration_table measure $names --stale
 for mode in gold raw; do  # the treebanks whose result is missing, of another folder, or split by rules where one is trained now
-  stale=$("$PY" -c 'import json, sys; from pathlib import Path; from benchmarks.suite.systems import pool_entries
+  stale=$("$PY" -c 'import json, sys; from pathlib import Path
 from benchmarks.suite.record import TOKENIZER_FILES, weights_digest
 def stale(t):
     path = Path(f"benchmarks/results/languages/{t}__{sys.argv[1]}.json")
@@ -59,7 +67,7 @@ def stale(t):
     if result.get("weights") != sys.argv[4] or result.get("tokenizer") == "rules" and trained:
         return True
     return sys.argv[1] == "raw" and result.get("tokenizer_weights") != weights_digest(Path(sys.argv[2], "tokenizers", t), TOKENIZER_FILES)
-print(" ".join(t for t in pool_entries() if stale(t)))' "$mode" "$OUT" "$tokenizers" "$weights")
+print(" ".join(t for t in sys.argv[5:] if stale(t)))' "$mode" "$OUT" "$tokenizers" "$weights" $ours)
   [ -z "$stale" ] || "$PY" -m benchmarks.scripts.score_pool "$OUT" --mode "$mode" --treebanks $stale --again --tokenizers "$tokenizers"
 done
 timed=benchmarks/results/languages/${SPEED}__gold.json  # the folder's speed, timed on one treebank's test
