@@ -3,6 +3,7 @@ again, carried by ``spandep export``, and used by ``spandep.load()`` and ``spand
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -67,7 +68,8 @@ def test_export_ships_a_tokenizer_trained_after_the_model(tiny_models, tokenizer
     shipped = tmp_path / "shipped"
     result = runner.invoke(app, ["export", str(tiny_models["span"]), str(shipped), "--tokenizer", str(tokenizer_dir)])
     assert result.exit_code == 0, result.output
-    assert (shipped / "tokenizer" / "config.json").read_bytes() == (tokenizer_dir / "config.json").read_bytes()
+    shipped_config = json.loads((shipped / "tokenizer" / "config.json").read_text(encoding="utf-8"))
+    assert shipped_config == json.loads((tokenizer_dir / "config.json").read_text(encoding="utf-8"))  # packed: unindented
     assert isinstance(spandep.load(shipped).tokenizer, TrainedTokenizer)
     result = runner.invoke(app, ["export", str(tiny_models["span"]), str(tmp_path / "no"), "--tokenizer", str(tmp_path)])
     assert result.exit_code == 2 and "not a tokenizer folder" in result.output and "Traceback" not in result.output
