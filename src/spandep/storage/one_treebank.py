@@ -69,10 +69,10 @@ def _union(lists: Iterable[Sequence[int]]) -> list[int]:
     return sorted({i for ids in lists for i in ids})
 
 
-def _renumbered(ids: Sequence[int], kept: Sequence[int]) -> list[int]:
-    """``ids`` (a treebank's allowed ids in the model) as positions in ``kept`` (the copy's classes)."""
+def _renumbered(allowed: dict[str, Sequence[int]], kept: Sequence[int]) -> dict[str, list[int]]:
+    """Each treebank's ``allowed`` ids in the model as positions in ``kept`` (the copy's classes)."""
     position = {old: new for new, old in enumerate(kept)}
-    return [position[i] for i in ids]
+    return {t: [position[i] for i in ids] for t, ids in allowed.items()}
 
 
 def _model_config(model: Parser, names: Sequence[str], allowed: dict[str, list[int]]) -> dict[str, Any]:
@@ -88,7 +88,7 @@ def _model_config(model: Parser, names: Sequence[str], allowed: dict[str, list[i
     tb, parts = full["treebanks"], [part for part in full["treebanks"]["allowed"] if part == LABELS or part in heads]
     out["treebanks"] = {
         "names": list(names), "dim": tb["dim"], "sizes": {part: len(allowed[part]) for part in tb["sizes"] if part == LABELS or part in heads},
-        "allowed": {part: {t: _renumbered(model.treebanks.allowed[part][t], allowed[part]) for t in names} for part in parts},
+        "allowed": {part: _renumbered({t: model.treebanks.allowed[part][t] for t in names}, allowed[part]) for part in parts},
         **({"inference": {t: tb["inference"][t] for t in names if t in tb["inference"]}} if set(names) & set(tb.get("inference", {})) else {}),
     }
     calibration = out.get("calibration") or {}

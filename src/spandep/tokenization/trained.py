@@ -33,7 +33,6 @@ from __future__ import annotations
 import copy
 import json
 import lzma
-import os
 import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -44,6 +43,7 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
+from spandep.data.output import write_blocks, write_bytes
 from spandep.errors import ModelError
 from spandep.quantised import loaded
 from spandep.tokenization.encoder_features import PieceVectors, local_folder
@@ -260,15 +260,10 @@ def packed(folder: Path) -> None:
     for name in PACKED:
         plain = folder / name
         if plain.is_file():
-            tmp = folder / f".{name}.xz.tmp"
-            with lzma.open(tmp, "wt", encoding="utf-8") as f:
-                f.write(plain.read_text(encoding="utf-8"))
-            os.replace(tmp, folder / f"{name}.xz")
+            write_bytes(lzma.compress(plain.read_bytes()), folder / f"{name}.xz")
             plain.unlink()
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    tmp = folder / ".config.json.tmp"
-    tmp.write_text(json.dumps(config, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
-    os.replace(tmp, folder / "config.json")
+    write_blocks([json.dumps(config, ensure_ascii=False, separators=(",", ":"))], folder / "config.json")
 
 
 def _read_json(folder: Path, name: str) -> Any:
