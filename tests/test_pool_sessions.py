@@ -35,3 +35,26 @@ def test_the_best_epoch_decides_and_only_the_folders_treebanks_count_as_served(t
     assert report["all"]["LAS"] == {"old": 75.0, "new": 71.0, "rose": 1, "fell": 1}  # en_ewt fell, de_gsd rose
     assert report["served"]["treebanks"] == 1 and report["served"]["LAS"] == {"old": 70.0, "new": 72.0, "rose": 1, "fell": 0}  # en_ewt ships apart
     assert report["LAS_by_treebank"] == {"de_gsd": 2.0, "en_ewt": -10.0}
+
+
+def _scores(folder: Path, treebank: str, **f1: float) -> None:
+    folder.mkdir(exist_ok=True)
+    official = {m: {"f1": v} for m, v in f1.items()}
+    (folder / f"{treebank}__gold__dev.json").write_text(json.dumps({"conll18": official}), encoding="utf-8")
+
+
+def test_folders_of_dev_scores_compare_every_head(tmp_path):
+    """score_pool dev results (official F1 of every head) compare as the logs do, UFeats and MLAS per treebank too."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    _scores(old, "de_gsd", UAS=80.0, LAS=70.0, UFeats=90.0, MLAS=60.0)
+    _scores(old, "en_ewt", UAS=90.0, LAS=85.0, UFeats=95.0, MLAS=75.0)
+    _scores(new, "de_gsd", UAS=82.0, LAS=73.0, UFeats=88.0, MLAS=59.0)
+    _scores(new, "en_ewt", UAS=90.0, LAS=85.0, UFeats=96.0, MLAS=75.0)
+    out = tmp_path / "report.json"
+    subprocess.run([sys.executable, "-m", "benchmarks.scripts.pool_sessions", str(old), str(new), "--out", str(out)], cwd=REPO,
+                   check=True, capture_output=True)
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["all"]["UFeats"] == {"old": 92.5, "new": 92.0, "rose": 1, "fell": 1}
+    assert report["all"]["LAS"] == {"old": 77.5, "new": 79.0, "rose": 1, "fell": 0} and "LAS_nopunct" not in report["all"]
+    assert report["UFeats_by_treebank"] == {"de_gsd": -2.0, "en_ewt": 1.0} and report["MLAS_by_treebank"] == {"de_gsd": -1.0, "en_ewt": 0.0}
+    assert report["served"]["treebanks"] == 1  # en_ewt ships apart

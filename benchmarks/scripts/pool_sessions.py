@@ -5,15 +5,22 @@ session replaces the shipped multilingual weights (issue 46).
         benchmarks/results/multilingual/pool-e5-biaffine-pass5.train.log --folder multilingual \
         --out benchmarks/results/multilingual/pass5_against_lite3.json
 
-Reads each ``train.log``'s best epoch (its last line marked ``*best*``): the per-treebank ``T:UAS``, ``T:LAS`` and
-``T:LAS_nopunct`` the trainer wrote (each treebank's held-out dev sentences). Prints and writes the macro average
-over all treebanks both logs score, and over those that ``--folder``'s catalogue lines serve (the treebanks another
-folder ships are not parsed with these weights), with how many rose and fell, and every treebank's difference.
+Each run is a ``train.log``, read at its best epoch (its last line marked ``*best*``): the per-treebank ``T:UAS``,
+``T:LAS`` and ``T:LAS_nopunct`` the trainer wrote (each treebank's first held-out dev sentences); or a folder of
+``score_pool.py --split dev`` results (``T__gold__dev.json``: the whole dev split, a dev-only language's held-out
+part, official CoNLL 2018 F1 of every head, which the trainer's log lacks):
+
+    python -m benchmarks.scripts.score_pool FOLDER --split dev --mode gold --rounds 0 --results runs/dev/NAME
+
+Prints and writes the macro average of every metric both runs have, over all treebanks both score and over those that
+``--folder``'s catalogue lines serve (the treebanks another folder ships are not parsed with these weights), with how
+many rose and fell, and every treebank's difference in LAS (and in UFeats and MLAS where scored).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -21,7 +28,23 @@ from pathlib import Path
 from benchmarks.suite.record import checkout, machine, portable_path, write_json
 from spandep.storage.catalogue import read_catalogue
 
-METRICS = ("UAS", "LAS", "LAS_nopunct")
+METRICS = ("UAS", "LAS", "LAS_nopunct", "UPOS", "UFeats", "Lemmas", "MLAS", "BLEX")
+BY_TREEBANK = ("LAS", "UFeats", "MLAS")  # the metrics whose every treebank's difference the report keeps
+
+
+def figures(run: Path) -> dict[str, float]:
+    """``T:METRIC`` of a run: a train.log's best epoch, or a folder of score_pool dev results' official F1."""
+    if not run.is_dir():
+        return best_epoch(run)
+    files = sorted(run.glob("*__gold__dev.json"))
+    if not files:
+        raise SystemExit(f"{run}: no T__gold__dev.json (score_pool.py --split dev --mode gold --results {run})")
+    out = {}
+    for path in files:
+        official = json.loads(path.read_text(encoding="utf-8"))["conll18"]
+        treebank = path.name.split("__")[0]
+        out.update({f"{treebank}:{m}": official[m]["f1"] for m in METRICS if m in official})
+    return out
 
 
 def best_epoch(log: Path) -> dict[str, float]:
@@ -36,7 +59,7 @@ def best_epoch(log: Path) -> dict[str, float]:
 def compare(old: dict[str, float], new: dict[str, float], treebanks: list[str]) -> dict[str, dict[str, float | int]]:
     """Per metric: the macro averages of ``old`` and ``new`` over ``treebanks``, and how many rose and fell."""
     out: dict[str, dict[str, float | int]] = {}
-    for metric in METRICS:
+    for metric in (m for m in METRICS if all(f"{t}:{m}" in old and f"{t}:{m}" in new for t in treebanks)):
         pairs = [(old[f"{t}:{metric}"], new[f"{t}:{metric}"]) for t in treebanks]
         out[metric] = {
             "old": round(sum(a for a, _ in pairs) / len(pairs), 2), "new": round(sum(b for _, b in pairs) / len(pairs), 2),
@@ -47,12 +70,12 @@ def compare(old: dict[str, float], new: dict[str, float], treebanks: list[str]) 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("old", type=Path, help="the shipped weights' train.log")
-    ap.add_argument("new", type=Path, help="the candidate's train.log")
+    ap.add_argument("old", type=Path, help="the shipped weights' train.log, or a folder of their score_pool dev results")
+    ap.add_argument("new", type=Path, help="the candidate's, alike")
     ap.add_argument("--folder", default="multilingual", help="the model folder whose catalogue lines name the treebanks it serves")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
-    old, new = best_epoch(args.old), best_epoch(args.new)
+    old, new = figures(args.old), figures(args.new)
     both = sorted({k.split(":")[0] for k in old if k.endswith(":LAS")} & {k.split(":")[0] for k in new if k.endswith(":LAS")})
     served = sorted({m.code for m in read_catalogue()[1].values() if m.folder.name == args.folder} & set(both))
     if not served:
@@ -60,13 +83,14 @@ def main() -> None:
     groups = {"all": both, "served": served}
     report = {name: {"treebanks": len(tbs), **compare(old, new, tbs)} for name, tbs in groups.items()}
     for name, row in report.items():
-        las = row["LAS"]
-        print(f"{name} ({row['treebanks']} treebanks): macro LAS {las['old']:.2f} -> {las['new']:.2f}, {las['rose']} rose, {las['fell']} fell")
+        print(f"{name} ({row['treebanks']} treebanks), macro: " + "; ".join(
+            f"{m} {row[m]['old']:.2f} -> {row[m]['new']:.2f} ({row[m]['rose']} rose, {row[m]['fell']} fell)" for m in METRICS if m in row))
     if args.out:
         write_json(args.out, {
             "schema": "spandep-pool-sessions/1", "command": "python -m benchmarks.scripts.pool_sessions " + " ".join(sys.argv[1:]),
             "machine": machine(), **checkout(), "old": portable_path(args.old), "new": portable_path(args.new), "folder": args.folder,
-            **report, "LAS_by_treebank": {t: round(new[f"{t}:LAS"] - old[f"{t}:LAS"], 2) for t in both},
+            **report, **{f"{m}_by_treebank": {t: round(new[f"{t}:{m}"] - old[f"{t}:{m}"], 2) for t in both}
+                         for m in BY_TREEBANK if all(f"{t}:{m}" in old and f"{t}:{m}" in new for t in both)},
         })
 
 
