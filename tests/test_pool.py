@@ -163,3 +163,7 @@ def test_the_pool_catalogue_names_every_language_once_and_every_treebank(tmp_pat
     left = {p.name for p in (tmp_path / "multilingual" / "tokenizers").iterdir()}
     assert left == set(pool_entries()) - own - {"af_afribooms"} and "en_ewt" in own
     assert not (tmp_path / "multilingual" / "card-en_ewt.json").exists() and (tmp_path / "multilingual" / "card-de_gsd.json").is_file()
+    before_served = path.read_text(encoding="utf-8")
+    monkeypatch.setattr("sys.argv", ["pool_catalogue", "multilingual", "--served"])  # what export_pool.sh cuts the folder to
+    pool_catalogue.main()
+    assert capsys.readouterr().out.split() == [t for t in pool_entries() if t not in own] and path.read_text(encoding="utf-8") == before_served

@@ -1,6 +1,7 @@
 """Write the catalogue lines of the multilingual model: one per treebank of the pool that has no model of its own.
 
     .venv/bin/python -m benchmarks.scripts.pool_catalogue multilingual        # resources/multilingual, every treebank
+    .venv/bin/python -m benchmarks.scripts.pool_catalogue multilingual --served   # only print the treebanks it is to serve
 
 Each treebank of the pool's manifest (``benchmarks/results/multilingual_pool.json``) whose treebank no other
 catalogue line ships (en_ewt, fr_sequoia, ... keep their own models) and for which the folder holds a trained
@@ -11,6 +12,8 @@ no_bokmaal), else by the treebank (``es_gsd``), with ``folder`` the model folder
 treebank, the language's English name (:mod:`spandep.data.languages`) and the UD repository the test split comes
 from (its ``SOURCE.txt`` beside the data; a UD v1 release named with its tag, as zh's line is). Lines of the folder
 written before are replaced, the others kept as they are, in their order; the new lines follow, by name.
+``--served`` writes nothing: it prints the pool's treebanks no other folder's line serves, those the folder is cut to
+(``export_pool.sh``).
 """
 
 from __future__ import annotations
@@ -84,10 +87,14 @@ def render(data: dict[str, Any]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", help="the model folder under src/spandep/resources/")
+    ap.add_argument("--served", action="store_true", help="print the pool's treebanks no other folder serves; write nothing")
     args = ap.parse_args()
     data = json.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))
     kept = {name: line for name, line in data["models"].items() if line["folder"] != args.folder}
     entries = pool_entries()
+    if args.served:
+        print(" ".join(t for t in entries if t not in owned_elsewhere(args.folder, kept)))
+        return
     folder = CATALOGUE_FILE.parent / args.folder
     ready = {tb: entry for tb, entry in entries.items() if (tokenizer_folder(folder, tb) / "config.json").is_file()}
     owned = owned_elsewhere(args.folder, kept)  # treebanks with a model of their own

@@ -1,16 +1,11 @@
 #!/usr/bin/env bash
 # Ship the multilingual model (issue 46), one torch thread, every step resumable (run it again after a stop; a result
 # made with other weights, by their digest, is made again):
-#   1. export MODEL compact with int8 weights (once; its lemma lexicons then written again by pool_lexicons.py write:
-#      each treebank's own, those of its language serving a pair its own lacks, the lexicons of all left out, as a pool
-#      run trained now writes them; then each treebank's dictionary mode chosen on its dev split and written,
-#      pool_lexicons.py dictionaries / write-dictionaries), cut into src/spandep/resources/multilingual to the
-#      treebanks no other folder serves (export --treebank, repeated: the classes and weight rows only those read go;
-#      the same parses, docs/treebanks.md), then copy in the trained
+#   1. MODEL as the folder ships, into src/spandep/resources/multilingual (export_pool.sh, once: int8 export, lemma
+#      lexicons and dictionaries written, cut to the treebanks no other folder serves), then copy in the trained
 #      tokenizers TOKENIZERS/<treebank>/tokenizer (what train_tokenizers.sh writes) it has none of, but of the treebanks
-#      another folder serves (their folders ship their own), in int8 rows as the
-#      export is --int8-all (docs/tokenizer.md; to ship
-#      new weights, remove the folder first: every line is then calibrated and scored again);
+#      another folder serves (their folders ship their own), in int8 rows as the export is --int8-all
+#      (docs/tokenizer.md; to ship new weights, remove the folder first: every line is then calibrated and scored again);
 #   2. its catalogue lines (pool_catalogue.py: one per treebank without a model of its own that has a tokenizer; the
 #      tokenizers and cards of treebanks another folder serves removed from the folder);
 #   3. the lines calibrated on their treebanks' dev splits, all in one call when one is new (calibration_table calibrate
@@ -30,20 +25,8 @@ PY=${PYTHON:-.venv/bin/python}
 OUT=src/spandep/resources/multilingual
 SPEED=de_gsd  # the treebank whose test times the folder (gold tokens, 3 rounds): every line's card shows that speed
 export OMP_NUM_THREADS=1 PYTHONPATH=$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}
-ours=$("$PY" -c 'import json; from benchmarks.scripts.pool_catalogue import owned_elsewhere
-from benchmarks.suite.systems import pool_entries; from spandep.storage.catalogue import CATALOGUE_FILE
-owned = owned_elsewhere("multilingual", json.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))["models"])
-print(" ".join(t for t in pool_entries() if t not in owned))')  # the treebanks no other folder serves
-if [ ! -f "$OUT/config.json" ]; then  # the lemma lexicons rebuilt: each treebank's own, its language's for a pair it lacks
-  full=$(mktemp -d)/multilingual
-  "$PY" -m spandep export "$model" "$full" --int8-all
-  "$PY" -m benchmarks.scripts.pool_lexicons write "$full"
-  "$PY" -m benchmarks.scripts.pool_lexicons dictionaries "$full" --cap 5000 --out benchmarks/results/multilingual/dictionaries.json
-  "$PY" -m benchmarks.scripts.pool_lexicons write-dictionaries "$full" --choices benchmarks/results/multilingual/dictionaries.json
-  # cut to our treebanks (export --treebank, repeated): their classes, rows, lexicons and their languages' only
-  "$PY" -m spandep export "$full" "$OUT" --int8-all $(printf -- '--treebank %s ' $ours)
-  rm -rf "$(dirname "$full")"
-fi
+ours=$("$PY" -m benchmarks.scripts.pool_catalogue multilingual --served)  # the treebanks no other folder serves
+[ -f "$OUT/config.json" ] || benchmarks/scripts/export_pool.sh "$model" "$OUT"
 "$PY" -c 'import sys; from pathlib import Path; from benchmarks.scripts.score_pool import add_tokenizers
 print("tokenizers copied in:", " ".join(add_tokenizers(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:])) or "none")' "$OUT" "$tokenizers" $ours
 "$PY" -m benchmarks.scripts.pool_catalogue multilingual
