@@ -92,12 +92,12 @@ def main() -> None:
     data = json.loads(CATALOGUE_FILE.read_text(encoding="utf-8"))
     kept = {name: line for name, line in data["models"].items() if line["folder"] != args.folder}
     entries = pool_entries()
+    owned = owned_elsewhere(args.folder, kept)  # treebanks with a model of their own
     if args.served:
-        print(" ".join(t for t in entries if t not in owned_elsewhere(args.folder, kept)))
+        print(" ".join(t for t in entries if t not in owned))
         return
     folder = CATALOGUE_FILE.parent / args.folder
     ready = {tb: entry for tb, entry in entries.items() if (tokenizer_folder(folder, tb) / "config.json").is_file()}
-    owned = owned_elsewhere(args.folder, kept)  # treebanks with a model of their own
     lines = pool_lines(args.folder, ready, owned, len(entries))
     unready = sorted(set(entries) - set(ready) - owned)
     if unready:
