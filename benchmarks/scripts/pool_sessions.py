@@ -56,10 +56,15 @@ def best_epoch(log: Path) -> dict[str, float]:
     return {key: float(value) for key, value in re.findall(r"(\S+)=([0-9.]+)", line)}
 
 
+def shared(old: dict[str, float], new: dict[str, float], treebanks: list[str], metrics=METRICS) -> list[str]:
+    """The ``metrics`` both runs give for every one of ``treebanks`` (a train.log has trees only)."""
+    return [m for m in metrics if all(f"{t}:{m}" in old and f"{t}:{m}" in new for t in treebanks)]
+
+
 def compare(old: dict[str, float], new: dict[str, float], treebanks: list[str]) -> dict[str, dict[str, float | int]]:
     """Per metric: the macro averages of ``old`` and ``new`` over ``treebanks``, and how many rose and fell."""
     out: dict[str, dict[str, float | int]] = {}
-    for metric in (m for m in METRICS if all(f"{t}:{m}" in old and f"{t}:{m}" in new for t in treebanks)):
+    for metric in shared(old, new, treebanks):
         pairs = [(old[f"{t}:{metric}"], new[f"{t}:{metric}"]) for t in treebanks]
         out[metric] = {
             "old": round(sum(a for a, _ in pairs) / len(pairs), 2), "new": round(sum(b for _, b in pairs) / len(pairs), 2),
@@ -90,7 +95,7 @@ def main() -> None:
             "schema": "spandep-pool-sessions/1", "command": "python -m benchmarks.scripts.pool_sessions " + " ".join(sys.argv[1:]),
             "machine": machine(), **checkout(), "old": portable_path(args.old), "new": portable_path(args.new), "folder": args.folder,
             **report, **{f"{m}_by_treebank": {t: round(new[f"{t}:{m}"] - old[f"{t}:{m}"], 2) for t in both}
-                         for m in BY_TREEBANK if all(f"{t}:{m}" in old and f"{t}:{m}" in new for t in both)},
+                         for m in shared(old, new, both, BY_TREEBANK)},
         })
 
 
