@@ -58,3 +58,17 @@ def test_folders_of_dev_scores_compare_every_head(tmp_path):
     assert report["all"]["LAS"] == {"old": 77.5, "new": 79.0, "rose": 1, "fell": 0} and "LAS_nopunct" not in report["all"]
     assert report["UFeats_by_treebank"] == {"de_gsd": -2.0, "en_ewt": 1.0} and report["MLAS_by_treebank"] == {"de_gsd": -1.0, "en_ewt": 0.0}
     assert report["served"]["treebanks"] == 1  # en_ewt ships apart
+
+
+def test_test_split_reads_the_languages_result_files_and_not_the_dev_ones(tmp_path):
+    """--split test reads T__gold.json (score_pool's test results), never a T__gold__dev.json beside them."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    _scores(old, "de_gsd", LAS=90.0)  # dev files: must not be read as test
+    _scores(new, "de_gsd", LAS=10.0)
+    for folder, las in ((old, 70.0), (new, 74.0)):
+        (folder / "de_gsd__gold.json").write_text(json.dumps({"conll18": {"LAS": {"f1": las}}}), encoding="utf-8")
+    out = tmp_path / "report.json"
+    subprocess.run([sys.executable, "-m", "benchmarks.scripts.pool_sessions", str(old), str(new), "--split", "test", "--out", str(out)],
+                   cwd=REPO, check=True, capture_output=True)
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["split"] == "test" and report["LAS_by_treebank"] == {"de_gsd": 4.0}

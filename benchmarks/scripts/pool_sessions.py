@@ -12,6 +12,10 @@ part, official CoNLL 2018 F1 of every head, which the trainer's log lacks):
 
     python -m benchmarks.scripts.score_pool FOLDER --split dev --mode gold --rounds 0 --results runs/dev/NAME
 
+With ``--split test`` a folder is read as ``score_pool.py``'s test results (``T__gold.json``: the shipped folder's in
+``benchmarks/results/languages``, the folder shipped before it in a copy of an older commit's), to say what a new
+session did to the test figures once it shipped (never to choose it).
+
 Prints and writes the macro average of every metric both runs have, over all treebanks both score and over those that
 ``--folder``'s catalogue lines serve (the treebanks another folder ships are not parsed with these weights), with how
 many rose and fell, and every treebank's difference in LAS (and in UFeats and MLAS where scored).
@@ -32,17 +36,20 @@ METRICS = ("UAS", "LAS", "LAS_nopunct", "UPOS", "UFeats", "Lemmas", "MLAS", "BLE
 BY_TREEBANK = ("LAS", "UFeats", "MLAS")  # the metrics whose every treebank's difference the report keeps
 
 
-def figures(run: Path) -> dict[str, float]:
-    """``T:METRIC`` of a run: a train.log's best epoch, or a folder of score_pool dev results' official F1."""
+SUFFIX = {"dev": "__gold__dev.json", "test": "__gold.json"}  # score_pool.py's result files from gold tokens, per split
+
+
+def figures(run: Path, split: str = "dev") -> dict[str, float]:
+    """``T:METRIC`` of a run: a train.log's best epoch, or a folder of score_pool results' official F1 on ``split``."""
     if not run.is_dir():
         return best_epoch(run)
-    files = sorted(run.glob("*__gold__dev.json"))
+    files = sorted(run.glob("*" + SUFFIX[split]))
     if not files:
-        raise SystemExit(f"{run}: no T__gold__dev.json (score_pool.py --split dev --mode gold --results {run})")
+        raise SystemExit(f"{run}: no T{SUFFIX[split]} (score_pool.py --split {split} --mode gold --results {run})")
     out = {}
     for path in files:
         official = json.loads(path.read_text(encoding="utf-8"))["conll18"]
-        treebank = path.name.split("__")[0]
+        treebank = path.name[: -len(SUFFIX[split])]
         out.update({f"{treebank}:{m}": official[m]["f1"] for m in METRICS if m in official})
     return out
 
@@ -78,9 +85,10 @@ def main() -> None:
     ap.add_argument("old", type=Path, help="the shipped weights' train.log, or a folder of their score_pool dev results")
     ap.add_argument("new", type=Path, help="the candidate's, alike")
     ap.add_argument("--folder", default="multilingual", help="the model folder whose catalogue lines name the treebanks it serves")
+    ap.add_argument("--split", default="dev", choices=sorted(SUFFIX), help="the split of a folder's score_pool results")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
-    old, new = figures(args.old), figures(args.new)
+    old, new = figures(args.old, args.split), figures(args.new, args.split)
     both = sorted({k.split(":")[0] for k in old if k.endswith(":LAS")} & {k.split(":")[0] for k in new if k.endswith(":LAS")})
     served = sorted({m.code for m in read_catalogue()[1].values() if m.folder.name == args.folder} & set(both))
     if not served:
@@ -94,6 +102,7 @@ def main() -> None:
         write_json(args.out, {
             "schema": "spandep-pool-sessions/1", "command": "python -m benchmarks.scripts.pool_sessions " + " ".join(sys.argv[1:]),
             "machine": machine(), **checkout(), "old": portable_path(args.old), "new": portable_path(args.new), "folder": args.folder,
+            "split": args.split,
             **report, **{f"{m}_by_treebank": {t: round(new[f"{t}:{m}"] - old[f"{t}:{m}"], 2) for t in both}
                          for m in shared(old, new, both, BY_TREEBANK)},
         })
