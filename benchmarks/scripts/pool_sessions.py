@@ -12,9 +12,10 @@ part, official CoNLL 2018 F1 of every head, which the trainer's log lacks):
 
     python -m benchmarks.scripts.score_pool FOLDER --split dev --mode gold --rounds 0 --results runs/dev/NAME
 
-With ``--split test`` a folder is read as ``score_pool.py``'s test results (``T__gold.json``: the shipped folder's in
-``benchmarks/results/languages``, the folder shipped before it in a copy of an older commit's), to say what a new
-session did to the test figures once it shipped (never to choose it).
+With ``--split test`` a folder is read as ``score_pool.py``'s test results from gold tokens (``T__gold.json``: the
+shipped folder's in ``benchmarks/results/languages``, the folder shipped before it in a copy of an older commit's),
+with ``--split test-raw`` as those from raw text (``T__raw.json``), to say what a new session did to the test figures
+once it shipped (never to choose it).
 
 Prints and writes the macro average of every metric both runs have, over all treebanks both score and over those that
 ``--folder``'s catalogue lines serve (the treebanks another folder ships are not parsed with these weights), with how
@@ -36,7 +37,7 @@ METRICS = ("UAS", "LAS", "LAS_nopunct", "UPOS", "UFeats", "Lemmas", "MLAS", "BLE
 BY_TREEBANK = ("LAS", "UFeats", "MLAS")  # the metrics whose every treebank's difference the report keeps
 
 
-SUFFIX = {"dev": "__gold__dev.json", "test": "__gold.json"}  # score_pool.py's result files from gold tokens, per split
+SUFFIX = {"dev": "__gold__dev.json", "test": "__gold.json", "test-raw": "__raw.json"}  # score_pool.py's result files
 
 
 def figures(run: Path, split: str = "dev") -> dict[str, float]:
@@ -45,7 +46,8 @@ def figures(run: Path, split: str = "dev") -> dict[str, float]:
         return best_epoch(run)
     files = sorted(run.glob("*" + SUFFIX[split]))
     if not files:
-        raise SystemExit(f"{run}: no T{SUFFIX[split]} (score_pool.py --split {split} --mode gold --results {run})")
+        where = "--split dev --mode gold" if split == "dev" else "--mode " + ("raw" if split == "test-raw" else "gold")
+        raise SystemExit(f"{run}: no T{SUFFIX[split]} (score_pool.py {where} --results {run})")
     out = {}
     for path in files:
         official = json.loads(path.read_text(encoding="utf-8"))["conll18"]
@@ -85,7 +87,7 @@ def main() -> None:
     ap.add_argument("old", type=Path, help="the shipped weights' train.log, or a folder of their score_pool dev results")
     ap.add_argument("new", type=Path, help="the candidate's, alike")
     ap.add_argument("--folder", default="multilingual", help="the model folder whose catalogue lines name the treebanks it serves")
-    ap.add_argument("--split", default="dev", choices=sorted(SUFFIX), help="the split of a folder's score_pool results")
+    ap.add_argument("--split", default="dev", choices=sorted(SUFFIX), help="the split of a folder's score_pool results (test-raw: test from raw text)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     old, new = figures(args.old, args.split), figures(args.new, args.split)
