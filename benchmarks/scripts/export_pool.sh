@@ -19,7 +19,7 @@ PY=${PYTHON:-.venv/bin/python}
 CHOICES=${CHOICES:-benchmarks/results/multilingual/dictionaries.json}
 export OMP_NUM_THREADS=1 PYTHONPATH=$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}
 ours=$("$PY" -m benchmarks.scripts.pool_catalogue multilingual --served)
-full=$(mktemp -d)/multilingual
+mkdir -p runs && full=$(mktemp -d runs/export-XXXXXX)/multilingual  # in the checkout: the choices record the path
 "$PY" -m spandep export "$model" "$full" --int8-all
 "$PY" -m benchmarks.scripts.pool_lexicons write "$full"
 "$PY" -m benchmarks.scripts.pool_lexicons dictionaries "$full" --cap 5000 --out "$CHOICES"
