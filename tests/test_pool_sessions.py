@@ -37,10 +37,10 @@ def test_the_best_epoch_decides_and_only_the_folders_treebanks_count_as_served(t
     assert report["LAS_by_treebank"] == {"de_gsd": 2.0, "en_ewt": -10.0}
 
 
-def _scores(folder: Path, treebank: str, **f1: float) -> None:
+def _scores(folder: Path, treebank: str, suffix: str = "__gold__dev.json", **f1: float) -> None:
     folder.mkdir(exist_ok=True)
     official = {m: {"f1": v} for m, v in f1.items()}
-    (folder / f"{treebank}__gold__dev.json").write_text(json.dumps({"conll18": official}), encoding="utf-8")
+    (folder / f"{treebank}{suffix}").write_text(json.dumps({"conll18": official}), encoding="utf-8")
 
 
 def test_folders_of_dev_scores_compare_every_head(tmp_path):
@@ -65,8 +65,8 @@ def test_test_split_reads_the_languages_result_files_and_not_the_dev_ones(tmp_pa
     old, new = tmp_path / "old", tmp_path / "new"
     _scores(old, "de_gsd", LAS=90.0)  # dev files: must not be read as test
     _scores(new, "de_gsd", LAS=10.0)
-    for folder, las in ((old, 70.0), (new, 74.0)):
-        (folder / "de_gsd__gold.json").write_text(json.dumps({"conll18": {"LAS": {"f1": las}}}), encoding="utf-8")
+    _scores(old, "de_gsd", "__gold.json", LAS=70.0)
+    _scores(new, "de_gsd", "__gold.json", LAS=74.0)
     out = tmp_path / "report.json"
     subprocess.run([sys.executable, "-m", "benchmarks.scripts.pool_sessions", str(old), str(new), "--split", "test", "--out", str(out)],
                    cwd=REPO, check=True, capture_output=True)

@@ -20,9 +20,9 @@ CHOICES=${CHOICES:-benchmarks/results/multilingual/dictionaries.json}
 export OMP_NUM_THREADS=1 PYTHONPATH=$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}
 ours=$("$PY" -m benchmarks.scripts.pool_catalogue multilingual --served)
 mkdir -p runs && full=$(mktemp -d runs/export-XXXXXX)/multilingual  # in the checkout: the choices record the path
+trap 'rm -rf "$(dirname "$full")"' EXIT  # the full export is not kept, whether the cut is written or a step fails
 "$PY" -m spandep export "$model" "$full" --int8-all
 "$PY" -m benchmarks.scripts.pool_lexicons write "$full"
 "$PY" -m benchmarks.scripts.pool_lexicons dictionaries "$full" --cap 5000 --out "$CHOICES"
 "$PY" -m benchmarks.scripts.pool_lexicons write-dictionaries "$full" --choices "$CHOICES"
 "$PY" -m spandep export "$full" "$out" --int8-all $(printf -- '--treebank %s ' $ours)
-rm -rf "$(dirname "$full")"

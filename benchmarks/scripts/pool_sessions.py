@@ -37,21 +37,25 @@ METRICS = ("UAS", "LAS", "LAS_nopunct", "UPOS", "UFeats", "Lemmas", "MLAS", "BLE
 BY_TREEBANK = ("LAS", "UFeats", "MLAS")  # the metrics whose every treebank's difference the report keeps
 
 
-SUFFIX = {"dev": "__gold__dev.json", "test": "__gold.json", "test-raw": "__raw.json"}  # score_pool.py's result files
+SPLITS = {  # a folder's score_pool.py result files per split: their name's end, and the flags that write them
+    "dev": ("__gold__dev.json", "--split dev --mode gold"),
+    "test": ("__gold.json", "--mode gold"),
+    "test-raw": ("__raw.json", "--mode raw"),
+}
 
 
 def figures(run: Path, split: str = "dev") -> dict[str, float]:
     """``T:METRIC`` of a run: a train.log's best epoch, or a folder of score_pool results' official F1 on ``split``."""
     if not run.is_dir():
         return best_epoch(run)
-    files = sorted(run.glob("*" + SUFFIX[split]))
+    suffix, flags = SPLITS[split]
+    files = sorted(run.glob("*" + suffix))
     if not files:
-        where = "--split dev --mode gold" if split == "dev" else "--mode " + ("raw" if split == "test-raw" else "gold")
-        raise SystemExit(f"{run}: no T{SUFFIX[split]} (score_pool.py {where} --results {run})")
+        raise SystemExit(f"{run}: no T{suffix} (score_pool.py {flags} --results {run})")
     out = {}
     for path in files:
         official = json.loads(path.read_text(encoding="utf-8"))["conll18"]
-        treebank = path.name[: -len(SUFFIX[split])]
+        treebank = path.name[: -len(suffix)]
         out.update({f"{treebank}:{m}": official[m]["f1"] for m in METRICS if m in official})
     return out
 
@@ -84,10 +88,10 @@ def compare(old: dict[str, float], new: dict[str, float], treebanks: list[str]) 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("old", type=Path, help="the shipped weights' train.log, or a folder of their score_pool dev results")
+    ap.add_argument("old", type=Path, help="the shipped weights' train.log, or a folder of their score_pool results (--split)")
     ap.add_argument("new", type=Path, help="the candidate's, alike")
     ap.add_argument("--folder", default="multilingual", help="the model folder whose catalogue lines name the treebanks it serves")
-    ap.add_argument("--split", default="dev", choices=sorted(SUFFIX), help="the split of a folder's score_pool results (test-raw: test from raw text)")
+    ap.add_argument("--split", default="dev", choices=sorted(SPLITS), help="the split of a folder's score_pool results (test-raw: test from raw text)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     old, new = figures(args.old, args.split), figures(args.new, args.split)
