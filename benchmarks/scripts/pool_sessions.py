@@ -86,6 +86,11 @@ def compare(old: dict[str, float], new: dict[str, float], treebanks: list[str]) 
     return out
 
 
+def with_las(figs: dict[str, float]) -> set[str]:
+    """The treebanks whose LAS ``figs`` has."""
+    return {k.split(":")[0] for k in figs if k.endswith(":LAS")}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("old", type=Path, help="the shipped weights' train.log, or a folder of their score_pool results (--split)")
@@ -95,7 +100,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     old, new = figures(args.old, args.split), figures(args.new, args.split)
-    both = sorted({k.split(":")[0] for k in old if k.endswith(":LAS")} & {k.split(":")[0] for k in new if k.endswith(":LAS")})
+    both = sorted(with_las(old) & with_las(new))
     served = sorted({m.code for m in read_catalogue()[1].values() if m.folder.name == args.folder} & set(both))
     if not served:
         raise SystemExit(f"no treebank that both logs score and {args.folder} serves")
