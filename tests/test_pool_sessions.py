@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmarks.scripts.pool_sessions import best_epoch
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,15 +62,19 @@ def test_folders_of_dev_scores_compare_every_head(tmp_path):
     assert report["served"]["treebanks"] == 1  # en_ewt ships apart
 
 
-def test_test_split_reads_the_languages_result_files_and_not_the_dev_ones(tmp_path):
-    """--split test reads T__gold.json (score_pool's test results), never a T__gold__dev.json beside them."""
+@pytest.mark.parametrize(("split", "suffix"), [("test", "__gold.json"), ("test-raw", "__raw.json")])
+def test_test_splits_read_their_own_result_files_and_not_the_others(tmp_path, split, suffix):
+    """--split test reads T__gold.json (score_pool's test results from gold tokens), --split test-raw T__raw.json (from
+    raw text): never the dev results or the other mode's beside them."""
     old, new = tmp_path / "old", tmp_path / "new"
-    _scores(old, "de_gsd", LAS=90.0)  # dev files: must not be read as test
-    _scores(new, "de_gsd", LAS=10.0)
-    _scores(old, "de_gsd", "__gold.json", LAS=70.0)
-    _scores(new, "de_gsd", "__gold.json", LAS=74.0)
+    for other, (o, n) in {"__gold__dev.json": (90.0, 10.0), "__gold.json": (50.0, 55.0), "__raw.json": (30.0, 20.0)}.items():
+        if other != suffix:  # the files that must not be read
+            _scores(old, "de_gsd", other, LAS=o)
+            _scores(new, "de_gsd", other, LAS=n)
+    _scores(old, "de_gsd", suffix, LAS=70.0)
+    _scores(new, "de_gsd", suffix, LAS=74.0)
     out = tmp_path / "report.json"
-    subprocess.run([sys.executable, "-m", "benchmarks.scripts.pool_sessions", str(old), str(new), "--split", "test", "--out", str(out)],
+    subprocess.run([sys.executable, "-m", "benchmarks.scripts.pool_sessions", str(old), str(new), "--split", split, "--out", str(out)],
                    cwd=REPO, check=True, capture_output=True)
     report = json.loads(out.read_text(encoding="utf-8"))
-    assert report["split"] == "test" and report["LAS_by_treebank"] == {"de_gsd": 4.0}
+    assert report["split"] == split and report["LAS_by_treebank"] == {"de_gsd": 4.0}
