@@ -6,7 +6,8 @@ encoder's linear layers dynamically quantised, one scale per tensor: ``load_mode
 (the same with one scale per output row), ``int8-square`` (only the layers as wide out as in: the attention's
 projections, not the feed-forward layers), ``unmerged`` (an adapter kept beside its base weights), ``btN`` (float,
 ``batch_tokens`` N), ``pruneX`` (float, the span setting ``prune`` X: a word's spans after its best kept only at X of
-its probability or more; ``prune0``: all k, whatever the model saved), ``float32`` and ``bfloat16`` (the setting
+its probability or more; ``prune0``: all k, whatever the model saved), ``kN`` (float, the span setting ``k`` N: spans
+proposed per word, the model's other settings as saved), ``float32`` and ``bfloat16`` (the setting
 ``precision``: the encoder's matrix products, whatever the model saved), ``compile`` (float, the encoder's transformer
 under ``torch.compile(dynamic=True)``), ``onnx`` (float, the encoder's transformer exported by ``torch.onnx`` and run by
 ONNX Runtime with as many threads as torch has when it loads, the mix and all else in torch; needs ``pip install onnx
@@ -115,6 +116,8 @@ def variant(folder: str, name: str) -> tuple[Parser, InferenceOptions]:
         return load_model(folder), InferenceOptions(batch_tokens=int(name[2:]))
     if name.startswith("prune"):
         return load_model(folder), InferenceOptions(prune=float(name[len("prune"):]))
+    if name[:1] == "k" and name[1:].isdigit():
+        return load_model(folder), InferenceOptions(k=int(name[1:]))
     if name in PRECISIONS:
         return load_model(folder), InferenceOptions(precision=name)
     loaders = {

@@ -1,6 +1,7 @@
 """Inference settings chosen on dev per shipped model (issue 48, BENCHMARKS.md "Fewer queries: prune" and "bfloat16"):
 one row per variant of each ``benchmarks/results/speed/<setting>__<name>.json`` (``benchmarks.scripts.runtime_options``
-with the setting's variants: ``prune0 prune0.001 ...``, or ``float32 bfloat16``), and the value each model is given,
+with the setting's variants: ``prune0 prune0.001 ...``, ``k5 k4 k3 k2`` (the model's saved k first), or ``float32
+bfloat16``), and the value each model is given,
 chosen on dev by the setting's rule.
 
     python -m benchmarks.scripts.setting_table prune --doc BENCHMARKS.md
@@ -27,11 +28,12 @@ MARGIN = 0.1  # issue 48: a setting that changes the parse must stay within 0.1 
 
 @dataclass(frozen=True)
 class Setting:
-    """An inference setting measured by ``runtime_options``: its first variant is the reference; ``value`` reads a
-    variant's value, ``preference`` orders the variants (the highest within ``MARGIN`` on every one of ``keys`` wins)."""
+    """An inference setting measured by ``runtime_options``: ``reference`` names the variant the others are held to
+    (``None``: each result's first, the value the model saved); ``value`` reads a variant's value, ``preference``
+    orders the variants (the highest within ``MARGIN`` on every one of ``keys`` wins)."""
 
     name: str
-    reference: str
+    reference: str | None
     keys: tuple[str, ...]
     value: Callable[[str], Any]
     preference: Callable[[str], float]
@@ -43,6 +45,10 @@ SETTINGS = {
         "prune", "prune0", ("uas_no_punct", "las_no_punct"), lambda v: float(v[len("prune"):]), lambda v: float(v[len("prune"):]),
         f"the largest share whose dev UAS and LAS (no punctuation) are each at most {MARGIN} below those with all k spans (prune0)",
     ),
+    "k": Setting(
+        "k", None, ("uas_no_punct", "las_no_punct"), lambda v: int(v[1:]), lambda v: -int(v[1:]),
+        f"the fewest spans per word whose dev UAS and LAS (no punctuation) are each at most {MARGIN} below those at the k the model saved (the first variant)",
+    ),
     "precision": Setting(
         "precision", "float32", ("uas_no_punct", "las_no_punct", "upos"), str, lambda v: float(v == "bfloat16"),
         f"bfloat16 where its dev UAS, LAS (no punctuation) and UPOS are each at most {MARGIN} below float32's",
@@ -53,7 +59,7 @@ SETTINGS = {
 def chosen(setting: Setting, result: dict[str, Any]) -> str:
     """The variant ``setting.rule`` picks among a result's variants (its reference is the first)."""
     variants = result["variants"]
-    base = variants[setting.reference]["dev"]
+    base = variants[setting.reference or next(iter(variants))]["dev"]
     close = [name for name, row in variants.items() if all(row["dev"][key] >= base[key] - MARGIN for key in setting.keys)]
     return max(close, key=setting.preference)
 
@@ -67,7 +73,7 @@ def render(setting: Setting) -> str:
     """The markdown table: per model and variant, words per CPU second at one thread (median of rounds), its ratio to
     the reference (median and range of the per-round ratios), dev UAS / LAS without punctuation, UPOS, the share of dev
     words parsed as with the reference, the choice."""
-    ref = setting.reference
+    ref = setting.reference or "the first"
     rows = [
         f"| model (speed: test, first sentences; dev) | {setting.name} | words / CPU s | vs {ref} (per-round range) | dev UAS / LAS (no punct) "
         f"| dev UPOS | same as {ref} | chosen | source |",
