@@ -22,3 +22,8 @@ def test_k_is_the_fewest_spans_within_the_margin_of_the_saved_k_the_first_varian
 def test_prune_keeps_its_fixed_reference_and_the_largest_share_within_the_margin():
     result = _result(prune0=(80.63, 73.74), **{"prune0.001": (80.57, 73.74), "prune0.003": (80.52, 73.70), "prune0.01": (80.47, 73.67)})
     assert chosen(SETTINGS["prune"], result) == "prune0.001"  # 0.003 falls 0.11 UAS
+
+
+def test_a_variant_exactly_the_margin_below_on_scores_of_two_decimals_is_within():
+    """85.38 is 0.10 below 85.48, though 85.48 - 0.1 is 85.38000000000001 in floating point."""
+    assert chosen(SETTINGS["k"], _result(k5=(85.48, 80.77), k4=(85.37, 80.68), k3=(85.38, 80.72))) == "k3"

@@ -60,7 +60,7 @@ def chosen(setting: Setting, result: dict[str, Any]) -> str:
     """The variant ``setting.rule`` picks among a result's variants (its reference is the first)."""
     variants = result["variants"]
     base = variants[setting.reference or next(iter(variants))]["dev"]
-    close = [name for name, row in variants.items() if all(row["dev"][key] >= base[key] - MARGIN for key in setting.keys)]
+    close = [name for name, row in variants.items() if all(round(row["dev"][key] - base[key], 6) >= -MARGIN for key in setting.keys)]  # scores of 2 decimals: 0.1 below is within
     return max(close, key=setting.preference)
 
 
