@@ -57,10 +57,11 @@ SETTINGS = {
 
 
 def chosen(setting: Setting, result: dict[str, Any]) -> str:
-    """The variant ``setting.rule`` picks among a result's variants (its reference is the first)."""
+    """The variant ``setting.rule`` picks among a result's variants (held to ``setting.reference``, else the first).
+    The scores have two decimals: a variant exactly ``MARGIN`` below is within, whatever floating point makes of it."""
     variants = result["variants"]
     base = variants[setting.reference or next(iter(variants))]["dev"]
-    close = [name for name, row in variants.items() if all(round(row["dev"][key] - base[key], 6) >= -MARGIN for key in setting.keys)]  # scores of 2 decimals: 0.1 below is within
+    close = [name for name, row in variants.items() if all(round(row["dev"][key] - base[key], 6) >= -MARGIN for key in setting.keys)]
     return max(close, key=setting.preference)
 
 

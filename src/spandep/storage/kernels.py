@@ -6,8 +6,9 @@ oneDNN, which runs torch's GELU and LSTM on the CPU, compiles a kernel for each 
 ``spandep serve``'s soak it climbed from 630 to 720 MB over ten minutes; keeping :data:`KERNEL_CACHE` kernels instead,
 malloc's memory in use stayed at 155 to 174 MB where it had climbed from 178 to 240 MB in four minutes, and the soak's
 resident memory stayed within 8.7 % of its mean (docs/serve.md, "Soak"). 16 kernels rather than 64 lowered
-en-accurate's peak while parsing EWT test by about 40 MB at the same speed (BENCHMARKS.md, "Parse memory"). oneDNN reads the variable once, at its first
-kernel: it is set before any model runs, and a process that ran oneDNN kernels before its first load keeps the default.
+en-accurate's peak while parsing EWT test by about 40 MB, the API's parse as fast and the command's 2-4 % slower with
+loading (BENCHMARKS.md, "Parse memory"). oneDNN reads the variable once, at its first kernel: it is set before any
+model runs, and a process that ran oneDNN kernels before its first load keeps the default.
 """
 
 from __future__ import annotations
