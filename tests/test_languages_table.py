@@ -144,3 +144,16 @@ def test_the_gold_gap_line_counts_treebanks_at_our_ud_release_only(results):
     _write(results / "peers" / "udpipe2_published.json", published)
     line = next(x for x in languages_table.render(results).splitlines() if x.startswith("Gold-token LAS"))
     assert "(2 treebanks;" in line and "mean gap 6.50, largest 9.00 (de_gsd), 1 more than 8.0 below." in line
+
+
+def test_the_gold_gap_line_splits_treebanks_by_training_split(results):
+    published = json.loads((results / "peers" / "udpipe2_published.json").read_text(encoding="utf-8"))
+    # ours (gold, LAS): fr_sequoia (train) 90 + 6, de_gsd and es_gsd (dev) 75 + 6 and 60 + 6
+    las = {"fr_sequoia": 100.0, "de_gsd": 90.0, "es_gsd": 70.0}
+    published["figures"] += [{"treebank": tb, "ud_version": "2.16", "mode": "gold", "conll18": {"LAS": {"f1": f}}} for tb, f in las.items()]
+    _write(results / "peers" / "udpipe2_published.json", published)
+    line = next(x for x in languages_table.render(results).splitlines() if x.startswith("Gold-token LAS"))
+    assert "(3 treebanks;" in line and "mean gap 5.67, largest 9.00 (de_gsd), 1 more than 8.0 below." in line
+    assert "Trained on their train split: 1, mean gap 4.00, 0 more than 8.0 below;" in line
+    assert "trained on dev (languages whose train split ../shared/data lacks): 2, mean gap 6.50, 1 more than 8.0 below." in line
+    assert line.endswith("the mean gap would be 4.33.")  # (9 + 4) / 3: fr_sequoia's gap counted as 0
