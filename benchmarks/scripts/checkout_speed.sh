@@ -5,10 +5,12 @@
 # revision with the harness's clock set to the process's CPU time, which other jobs on a shared machine barely change.
 # Prints "round revision sentences/s [run seconds]"; compare revisions by the median of their per-round ratios.
 # THREADS=N times N torch threads instead; CLOCK=wall times wall-clock seconds instead of CPU time (what N > 1
-# threads are for: run it with the machine otherwise idle).
+# threads are for: run it with the machine otherwise idle); MODEL=NAME times that shipped model (`spandep models`;
+# each checkout's own folder of that name) instead of the default one.
 #
 #   benchmarks/scripts/checkout_speed.sh INPUT.conllu REV [REV ...]     (ROUNDS=3 by default; run from the repository root)
 #   THREADS=2 CLOCK=wall ROUNDS=5 benchmarks/scripts/checkout_speed.sh INPUT.conllu OLD NEW
+#   MODEL=it benchmarks/scripts/checkout_speed.sh ../shared/data/it_partut/it_partut-ud-test.conllu OLD NEW
 set -euo pipefail
 input=$(realpath "$1"); shift
 root=$(pwd); py="$root/.venv/bin/python"
@@ -21,7 +23,7 @@ import sys, time
 if '${CLOCK:-cpu}' == 'cpu':
     time.perf_counter = time.process_time
 from spandep.cli.main import app
-sys.argv = ['spandep', 'benchmark-speed', '$input', '--runs', '2', '--threads', '${THREADS:-1}', '--json']
+sys.argv = ['spandep', 'benchmark-speed', '$input', '--model', '${MODEL:-en}', '--runs', '2', '--threads', '${THREADS:-1}', '--json']
 app()" 2>/dev/null) | "$py" -c "import json, sys; d = json.load(sys.stdin); print($round, '$rev', d['sent_per_s']['mean'], d['runs_seconds'])"
   done
 done
