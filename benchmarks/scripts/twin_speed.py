@@ -11,8 +11,8 @@ with the span parts). So the two differ only in what a span parser adds (span pr
 decoders and their labels), which is what the bar measures; a twin trained apart has the same parts and sizes. Its
 accuracy is that of the word scorer decoded alone, reported beside the span model's. Both parse the test split from
 its forms (every other column blanked) at the model's saved settings (the twin: the same precision, the span
-model's decoder), ``--rounds`` times in alternation after a warm-up; one thread is timed in process CPU seconds,
-more threads in wall-clock seconds (run those with the machine otherwise idle). The ratio is the median of the
+model's decoder), ``--rounds`` times in alternation after an untimed parse of each (``raw_text.alternate``); one
+thread is read in process CPU seconds, more threads in wall-clock seconds (run those with the machine otherwise idle). The ratio is the median of the
 per-round ratios of the span model's speed to the twin's.
 """
 
@@ -22,7 +22,7 @@ import argparse
 import json
 import statistics
 import sys
-import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from benchmarks.scripts.morph_dev import figures
-from benchmarks.suite.raw_text import blank
+from benchmarks.suite.raw_text import alternate, blank, paired_ratio
 from benchmarks.suite.record import checkout, machine, portable_path, write_json
 from benchmarks.suite.report import print_or_replace
 from benchmarks.suite.systems import DATASETS, REPO
@@ -68,23 +68,20 @@ def measure(args: argparse.Namespace) -> None:
         raise SystemExit(f"{args.model} is not a span model")
     parsers = {"span": span, "twin": twin_of(span)}
     options = InferenceOptions(batch_tokens=1000)
-    clock = time.process_time if args.threads == 1 else time.perf_counter
-    for parser in parsers.values():
-        parser.parse(inputs[:50], options)  # warm-up
-    seconds: dict[str, list[float]] = {name: [] for name in parsers}
     parses: dict[str, Any] = {}
-    for _ in range(args.rounds):
-        for name, parser in parsers.items():
-            start = clock()
-            parses[name] = parser.parse(inputs, options)
-            seconds[name].append(clock() - start)
-    ratios = [twin / span for span, twin in zip(seconds["span"], seconds["twin"])]
+
+    def run(name: str) -> Callable[[], None]:
+        return lambda: parses.__setitem__(name, parsers[name].parse(inputs, options))
+
+    seconds = alternate({name: run(name) for name in parsers}, args.rounds)  # after an untimed parse of each
+    clock = "cpu" if args.threads == 1 else "wall"
+    ratios = [twin / span for span, twin in zip(seconds["span"][clock], seconds["twin"][clock])]
     words = sum(len(s) for s in gold)
     result = {
         "schema": "spandep-twin-speed/1", "name": args.model, "model": portable_path(folder), "dataset": args.dataset, "split": "test",
         "threads": args.threads, "clock": "process CPU time" if args.threads == 1 else "wall-clock", "words": words,
-        "seconds": seconds, "span_over_twin": [round(r, 4) for r in ratios], "median_span_over_twin": round(statistics.median(ratios), 4),
-        "words_per_s": {name: round(words / statistics.median(s), 1) for name, s in seconds.items()},
+        "seconds": seconds, "span_over_twin": [round(r, 4) for r in ratios], "median_span_over_twin": paired_ratio(seconds, clock, "twin", "span"),
+        "words_per_s": {name: round(words / statistics.median(s[clock]), 1) for name, s in seconds.items()},
         "scores": {name: figures(gold, [with_tree(s, p) for s, p in zip(inputs, parsed)]) for name, parsed in parses.items()},
         "command": "python -m benchmarks.scripts.twin_speed " + " ".join(portable_path(a) if Path(a).exists() else a for a in sys.argv[1:]),
         "machine": machine(), "torch": torch.__version__, **checkout(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
