@@ -13,16 +13,14 @@ too (they must be the same). The result goes to ``benchmarks/results/heads/<data
 from __future__ import annotations
 
 import argparse
-import sys
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from benchmarks.scripts.morph_dev import figures, unseen_lemmas
 from benchmarks.suite.raw_text import blank
-from benchmarks.suite.record import checkout, machine, portable_path, write_json
+from benchmarks.suite.record import checkout, command_line, machine, portable_path, write_json
 from benchmarks.suite.systems import DATASETS, REPO
 from spandep.data.conllu import read_conllu
 from spandep.pipeline.predict import with_tree
@@ -55,7 +53,7 @@ def main() -> None:
         result[side] = {"model": portable_path(folder), **figures(gold, predicted), "unseen_lemmas": unseen_lemmas(gold, predicted, train_forms)}
     result |= {
         "same_trees": trees[0] == trees[1],
-        "command": "python -m benchmarks.scripts.heads_finetune " + " ".join(portable_path(a) if Path(a).exists() else a for a in sys.argv[1:]),
+        "command": command_line("heads_finetune"),
         "machine": machine(), "torch": torch.__version__, **checkout(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     out = RESULTS / f"{args.label or args.dataset}__{args.split}{'__' + args.step if args.step else ''}.json"

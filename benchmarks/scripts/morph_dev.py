@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +29,7 @@ from typing import Any
 import torch
 
 from benchmarks.suite.raw_text import blank
-from benchmarks.suite.record import checkout, machine, portable_path, write_json
+from benchmarks.suite.record import checkout, command_line, machine, portable_path, write_json
 from benchmarks.suite.systems import DATASETS, REPO
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
@@ -105,7 +104,7 @@ def score(args: argparse.Namespace) -> None:
         **figures(gold, predicted), "unseen_lemmas": unseen_lemmas(gold, predicted, train_forms),
         "epochs": (training.get("config") or {}).get("training", {}).get("epochs"), "best_epoch": training.get("epoch"),
         "select": (training.get("config") or {}).get("training", {}).get("select", "las"),
-        "command": "python -m benchmarks.scripts.morph_dev " + " ".join(portable_path(a) if Path(a).exists() else a for a in sys.argv[1:]),
+        "command": command_line("morph_dev"),
         "machine": machine(), "torch": torch.__version__, **checkout(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     out = RESULTS / f"{args.dataset}__{args.step}.json"

@@ -40,7 +40,7 @@ from typing import Any
 
 import torch
 
-from benchmarks.suite.record import checkout, machine, portable_path, write_json
+from benchmarks.suite.record import checkout, command_line, machine, portable_path, write_json
 from spandep.data.conllu import write_conllu
 from spandep.models.base import Parser
 from spandep.models.biaffine import BiaffineScorer
@@ -177,7 +177,7 @@ def main() -> None:
         print(f"{stage:<12}" + "".join(f"{rows[str(t)]['share_percent'][stage]:>8.1f}" for t in args.threads))
     print(f"{'words/CPU s':<12}" + "".join(f"{rows[str(t)]['words_per_cpu_s']:>8.0f}" for t in args.threads))
     if args.out:
-        command = "python -m benchmarks.scripts.profile_parse " + " ".join(portable_path(a) if Path(a).exists() else a for a in sys.argv[1:])
+        command = command_line("profile_parse")
         write_json(Path(args.out), {
             "schema": "spandep-profile/1", "command": command, "machine": machine(), **checkout(), "torch": torch.__version__,
             "input": portable_path(args.input), "format": args.format, "model": portable_path(args.model), "model_type": model.name,

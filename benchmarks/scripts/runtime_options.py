@@ -34,7 +34,7 @@ from typing import Any
 
 import torch
 
-from benchmarks.suite.record import checkout, machine, portable_path, write_json
+from benchmarks.suite.record import checkout, command_line, machine, portable_path, write_json
 from spandep.data.conllu import read_conllu
 from spandep.data.sentence import Sentence
 from spandep.evaluation.metrics import evaluate
@@ -194,7 +194,7 @@ def main() -> None:
         print(f"{name:>14}: " + "  ".join(f"{t} thr {rows[name][str(t)]['words_per_cpu_s']:.0f} w/CPU s ({statistics.median(rows[name][str(t)]['vs_first_by_round']):.3f}x)" for t in args.threads)
               + (f"  dev {rows[name]['dev']}" if args.dev else ""))
     if args.out:
-        command = "python -m benchmarks.scripts.runtime_options " + " ".join(portable_path(a) if Path(a).exists() else a for a in sys.argv[1:])
+        command = command_line("runtime_options")
         write_json(Path(args.out), {
             "schema": "spandep-runtime-options/1", "command": command, "machine": machine(), **checkout(), "torch": torch.__version__,
             "model": portable_path(args.model), "speed_input": portable_path(args.speed), "limit": args.limit, "words": words,

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,7 +30,7 @@ import torch
 
 from benchmarks.scripts.morph_dev import figures
 from benchmarks.suite.raw_text import alternate, blank, paired_ratio
-from benchmarks.suite.record import checkout, machine, portable_path, write_json
+from benchmarks.suite.record import checkout, command_line, machine, portable_path, write_json
 from benchmarks.suite.report import print_or_replace
 from benchmarks.suite.systems import DATASETS, REPO
 from spandep.data.conllu import read_conllu
@@ -83,7 +82,7 @@ def measure(args: argparse.Namespace) -> None:
         "seconds": seconds, "span_over_twin": [round(r, 4) for r in ratios], "median_span_over_twin": paired_ratio(seconds, clock, "twin", "span"),
         "words_per_s": {name: round(words / statistics.median(s[clock]), 1) for name, s in seconds.items()},
         "scores": {name: figures(gold, [with_tree(s, p) for s, p in zip(inputs, parsed)]) for name, parsed in parses.items()},
-        "command": "python -m benchmarks.scripts.twin_speed " + " ".join(portable_path(a) if Path(a).exists() else a for a in sys.argv[1:]),
+        "command": command_line("twin_speed"),
         "machine": machine(), "torch": torch.__version__, **checkout(), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     write_json(args.out, result)

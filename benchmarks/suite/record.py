@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,12 @@ def portable_path(path: str | Path) -> str:
     repository's root, so that no clone's own absolute path is written; any other path as given."""
     absolute = Path(path).resolve()
     return os.path.relpath(absolute, REPO) if absolute.is_relative_to(REPO.parent) else str(path)
+
+
+def command_line(script: str) -> str:
+    """How this run of ``benchmarks/scripts/<script>.py`` was called, as its result file records it: each argument that
+    names an existing path by :func:`portable_path`."""
+    return f"python -m benchmarks.scripts.{script} " + " ".join(portable_path(a) if Path(a).exists() else a for a in sys.argv[1:])
 
 
 WEIGHT_FILES = ("model.safetensors", "heads.json.xz")  # what a model folder parses with beside its config.json
