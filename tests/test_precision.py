@@ -1,4 +1,4 @@
-"""The ``precision`` inference setting: bfloat16 matrix products in the encoder where the device has them natively
+"""The ``precision`` inference setting: bfloat16 matrix products (the encoder's, the heads', the span stages') where the device has them natively
 (docs/speed.md, "bfloat16"), float32 elsewhere, with --int8, and by default."""
 
 from __future__ import annotations
@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import pickle
 import shutil
+from dataclasses import replace
 
+import numpy as np
 import pytest
 import torch
 from typer.testing import CliRunner
@@ -22,31 +24,45 @@ from spandep.storage.model_io import load_model
 from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, write_config
 
 
+def matrix_modules(model) -> dict[str, torch.nn.Module]:
+    """The modules whose matrix products a parse runs: the encoder, the output heads, and the span proposal, the
+    linker and the word scorer of a span model or the Biaffine model's scorer (their arc projection: a scorer runs
+    through ``score``, not ``forward``)."""
+    modules = {"encoder": model.encoder, **{f"head {name}": head for name, head in model.heads.items()}}
+    for name in ("proposal", "linker"):
+        if getattr(model, name, None) is not None:
+            modules[name] = getattr(model, name)
+    for name in ("word_scorer", "scorer"):
+        if getattr(model, name, None) is not None:
+            modules[name] = getattr(model, name).arc_dep
+    return modules
+
+
 def autocast_seen(model, options: InferenceOptions, monkeypatch: pytest.MonkeyPatch, native: bool) -> set[bool]:
     """Parse a few dev sentences with ``options``, the device taken to compute bfloat16 natively or not; whether
-    autocast was on while the encoder ran, and that its vectors came back in float32."""
+    autocast was on while the modules of :func:`matrix_modules` ran (each of them runs), and that the encoder's
+    vectors came back in float32."""
     monkeypatch.setattr(base, "native_bfloat16", lambda device: native)
-    seen: set[bool] = set()
+    seen: dict[str, set[bool]] = {}
 
-    def record(module, inputs, output):
-        seen.add(torch.is_autocast_enabled("cpu"))
+    def record(name):
+        return lambda module, inputs, output: seen.setdefault(name, set()).add(torch.is_autocast_enabled("cpu"))
 
-    def check_float(module, inputs, output):
-        assert output.dtype == torch.float32
-
-    hooks = [model.encoder.register_forward_hook(record)]
+    modules = matrix_modules(model)
+    hooks = [module.register_forward_hook(record(name)) for name, module in modules.items()]
     sentences = list(read_conllu(DEV))[:6]
     parses = model.parse(sentences, options)
     for hook in hooks:
         hook.remove()
     assert all(sorted(p.heads).count(0) >= 1 and len(p.heads) == len(s) for p, s in zip(parses, sentences))
+    assert set(seen) == set(modules), f"modules that never ran: {set(modules) - set(seen)}"
     vectors = next(model.encoded_batches(sentences, model.settings(options)))[2]  # (batch, 1 + n, width)
     assert vectors.dtype == torch.float32
-    return seen
+    return set().union(*seen.values())
 
 
 @pytest.mark.parametrize("kind", ["biaffine", "span"])
-def test_bfloat16_runs_the_encoder_under_autocast_only_where_native(tiny_models, monkeypatch, kind):
+def test_bfloat16_runs_every_matrix_product_under_autocast_only_where_native(tiny_models, monkeypatch, kind):
     model = load_model(tiny_models[kind])
     assert model.settings().precision == "float32"  # the default: as every model before the setting
     assert autocast_seen(model, InferenceOptions(), monkeypatch, native=True) == {False}
@@ -68,6 +84,34 @@ def test_a_saved_precision_is_the_default_and_a_given_one_wins(tiny_models, tmp_
     assert autocast_seen(model, InferenceOptions(precision="float32"), monkeypatch, native=True) == {False}
     nlp = spandep.load(folder, precision="float32")
     assert nlp.model.settings(nlp.options).precision == "float32"
+
+
+ANNOTATING = "word_scorer = { arc_mlp = 16, rel_mlp = 8 }\n[heads.upos]\n\n[heads.feats]\nhidden = 8\n\n[heads.lemma]\nchars = 6\ncontext = 4\n"
+
+
+@pytest.mark.parametrize("kind", ["biaffine", "span"])
+def test_bfloat16_reaches_the_heads_and_every_scorer_and_the_scores_stay_float(tmp_path, monkeypatch, kind):
+    """A model with output heads (and, a span model, a word scorer whose arcs and labels the parse reads): under
+    bfloat16 every one of them runs under autocast, each parse is a tree with each head's column and its head
+    scores are float, and the parse agrees with float32's on most words (random weights: near-ties may differ)."""
+    from spandep.training.config import load_config
+    from spandep.training.trainer import Trainer
+
+    table = (TINY_SPAN + ANNOTATING) if kind == "span" else TINY_BIAFFINE + ANNOTATING.split("\n", 1)[1]
+    Trainer(load_config(write_config(tmp_path / "c.toml", tmp_path / "run", "bilstm", model=table, epochs=1))).run()
+    model = load_model(tmp_path / "run" / "model")
+    options = InferenceOptions(precision="bfloat16", **({"arc_weight": 1.0, "label_source": "word"} if kind == "span" else {}))
+    assert set(matrix_modules(model)) >= {"head upos", "head feats", "head lemma"}
+    assert autocast_seen(model, options, monkeypatch, native=True) == {True}
+    sentences = list(read_conllu(DEV))[:20]
+    low, full = model.parse(sentences, options), model.parse(sentences, replace(options, precision="float32"))
+    for sentence, parse in zip(sentences, low):
+        assert len(parse.heads) == len(sentence) and sorted(parse.heads).count(0) >= 1
+        assert set(parse.columns) == set(model.heads) and all(len(values) == len(sentence) for values in parse.columns.values())
+        assert parse.scores is not None and parse.scores.head_scores.dtype == np.float64
+    words = [(h, label) for p in full for h, label in zip(p.heads, p.labels)]
+    same = sum(a == b for a, b in zip(words, [(h, label) for p in low for h, label in zip(p.heads, p.labels)]))
+    assert same >= 0.9 * len(words)
 
 
 def test_a_bad_precision_is_one_line():

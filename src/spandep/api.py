@@ -354,8 +354,8 @@ def load(
     (``None``: 1). ``decoder``: ``"mst"`` (non-projective) or ``"projective"``; ``None`` keeps the model's choice
     from dev. ``batch_tokens``: words per batch (lower it if memory runs out). ``settings`` override the model's
     other inference settings chosen on dev (span models: ``k``, ``lam``, ``retrieval``, ``mutual``,
-    ``arc_weight``, ``label_source``, ``prune``; every model: ``precision``, ``"float32"`` or ``"bfloat16"`` in the
-    encoder; see :class:`~spandep.options.InferenceOptions`). ``treebank``: for a model
+    ``arc_weight``, ``label_source``, ``prune``; every model: ``precision``, ``"float32"`` or ``"bfloat16"`` matrix
+    products; see :class:`~spandep.options.InferenceOptions`). ``treebank``: for a model
     trained on several treebanks, the one to parse as (its labels, tags and tokenizer; a shipped name such as
     ``"fr"`` names its own); a ``ValueError`` listing the model's treebanks when it is missing or unknown. ``int8``:
     int8 matrix products in the encoder (CPU; faster, its accuracy cost in BENCHMARKS.md). Raises

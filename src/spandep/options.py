@@ -18,7 +18,7 @@ __all__ = ["DECODER_NAMES", "KEEP_CHOICES", "LABEL_SOURCES", "MODEL_SETTINGS", "
 
 DECODER_NAMES = ("mst", "projective")
 LABEL_SOURCES = ("linker", "word")
-PRECISIONS = ("float32", "bfloat16")  # the encoder's matrix products (docs/speed.md, "bfloat16")
+PRECISIONS = ("float32", "bfloat16")  # of the matrix products (docs/speed.md, "bfloat16")
 KEEP_CHOICES = ("heads", "heads,deprels")  # what of the input's tree a parse keeps (docs/constrained.md)
 DEFAULT_BATCH_TOKENS = 1000  # 8 % faster than 4,000 with the same parses (BENCHMARKS.md, issue 48); every front end's default
 
@@ -46,8 +46,9 @@ class InferenceOptions:
     candidate), ``mutual`` (add the child-side link score), ``arc_weight`` (weight of the word-level head's arc
     log-probabilities in the link scores), ``label_source`` (``linker`` | ``word``) and ``prune`` (a word's proposed
     spans after its best are kept only where their probability is at least this share of the best's: fewer MRC
-    queries; 0 keeps all ``k``). ``precision``: the encoder's ``float32`` or ``bfloat16`` (where the processor computes
-    it natively, else float32; the model's saved choice was checked on dev). ``batch_tokens``: padded
+    queries; 0 keeps all ``k``). ``precision``: the matrix products' ``float32`` or ``bfloat16`` (the encoder's, the output heads', a span model's
+    proposal, linker and word scorer, a Biaffine model's scorer; where the processor computes it natively, else
+    float32; the model's saved choice was checked on dev). ``batch_tokens``: padded
     tokens per batch (lower it if memory runs out). ``treebank``: which of a multi-treebank model's treebanks to
     parse as (its embedding, its labels and classes; docs/design.md, "Several treebanks"); like ``batch_tokens`` it
     is a choice of the run, never a saved model setting. ``enhanced``: write each parsed sentence's enhanced graph

@@ -23,7 +23,7 @@ def benchmark_speed(
     k: Optional[int] = typer.Option(None, help="Span models: spans proposed per word (default: the model's)."),
     treebank: Optional[str] = typer.Option(None, help="A model trained on several treebanks: the one to parse as."),
     int8: bool = typer.Option(False, "--int8", help="int8 matrix products in the encoder (as spandep parse --int8)."),
-    precision: Optional[str] = typer.Option(None, help="float32 or bfloat16 in the encoder (as spandep parse --precision); default: the model's."),
+    precision: Optional[str] = typer.Option(None, help="float32 or bfloat16 matrix products (as spandep parse --precision); default: the model's."),
     encoder_only: bool = typer.Option(
         False, "--encoder-only", help="Time the encoder's share of the parse alone (its floor): no scorer, decoder or head."
     ),

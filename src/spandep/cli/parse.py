@@ -44,14 +44,14 @@ def parse(
     k: Optional[int] = typer.Option(None, help="Span models: spans proposed per word (default: the model's, chosen on dev)."),
     lam: Optional[float] = typer.Option(None, help="Span models: weight of link scores against span scores (default: the model's)."),
     batch_tokens: int = typer.Option(DEFAULT_BATCH_TOKENS, help="Words per batch; lower it if memory runs out."),
-    precision: Optional[str] = typer.Option(None, help="The encoder's matrix products: float32 or bfloat16 (where the CPU or GPU computes it natively, else float32; not with --int8); default: the model's, checked on dev."),
+    precision: Optional[str] = typer.Option(None, help="The matrix products (the encoder's, the heads', the span stages'): float32 or bfloat16 (where the CPU or GPU computes it natively, else float32; not with --int8); default: the model's, checked on dev."),
     treebank: Optional[str] = typer.Option(
         None, help="A model trained on several treebanks: the one to parse as (its labels, tags and tokenizer); a shipped name such as fr names its own.",
     ),
     threads: int = typer.Option(0, help="Torch CPU threads (0: torch's default; with --workers: per worker, default 1)."),
     workers: int = typer.Option(1, help="Parser processes; the output is identical to one process."),
     device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto (CUDA when there is one)."),
-    int8: bool = typer.Option(False, "--int8", help="CPU: int8 matrix products in the encoder (faster; accuracy cost in BENCHMARKS.md); the encoder then runs in float32 whatever --precision says."),
+    int8: bool = typer.Option(False, "--int8", help="CPU: int8 matrix products in the encoder (faster; accuracy cost in BENCHMARKS.md); the parse then runs in float32 whatever --precision says."),
     keep: Optional[str] = typer.Option(
         None, help="CoNLL-U/CoNLL-X input: 'heads' keeps every HEAD given (an integer; _ elsewhere) and completes the tree "
         "around them; 'heads,deprels' also keeps each DEPREL given with a HEAD (docs/constrained.md).",

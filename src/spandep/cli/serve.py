@@ -48,7 +48,7 @@ def serve(
     allow_host: Optional[list[str]] = typer.Option(None, "--allow-host", help="A Host name the server answers to besides localhost, 127.0.0.1 and [::1] (checked when bound to loopback, or when given); * allows any."),
     cors: bool = typer.Option(False, "--cors", help="Send Access-Control-Allow-Origin: * (as UDPipe's public service does): any page may call and read the answers."),
     device: str = typer.Option("cpu", help="cpu, cuda, cuda:N or auto (CUDA when there is one)."),
-    precision: Optional[str] = typer.Option(None, help="float32 or bfloat16 in the encoder (default: each model's). bfloat16 parses depend in their last digits on how sentences are batched, and the service batches requests' sentences in turns: float32 gives exactly what spandep parse --precision float32 gives."),
+    precision: Optional[str] = typer.Option(None, help="float32 or bfloat16 matrix products (default: each model's). bfloat16 parses depend in their last digits on how sentences are batched, and the service batches requests' sentences in turns: float32 gives exactly what spandep parse --precision float32 gives."),
 ) -> None:
     """Serve the models over HTTP: UDPipe 2's REST API (GET /models, GET|POST /process), POST /parse (JSON, every
     output format of parse), GET /health, and a page at / that draws the trees. Requests are parsed in turns of

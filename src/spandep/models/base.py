@@ -276,6 +276,17 @@ class Parser(SettingsCheck, nn.Module):
         """The algorithm of the user-facing decoder ``options.decoder`` for this type."""
         return DECODERS.get(self.decoders[str(options.decoder)])
 
+    def bfloat16(self, options: InferenceOptions) -> bool:
+        """Whether a parse with ``options`` (complete settings) runs its matrix products in bfloat16: ``precision =
+        "bfloat16"`` on a device that computes it natively, the encoder not quantised to int8."""
+        return options.precision == "bfloat16" and not self.encoder.int8 and native_bfloat16(self.device())
+
+    def products(self, options: InferenceOptions) -> torch.autocast:
+        """The context in which a parse with ``options`` runs the matrix products after the encoder (the output heads',
+        a span model's proposal and linker, the word-level scorer): ``torch.autocast`` to bfloat16 under
+        :meth:`bfloat16`, else off."""
+        return torch.autocast(self.device().type, dtype=torch.bfloat16, enabled=self.bfloat16(options))
+
     # ------------------------------------------------------------------ treebanks
     def word_vectors(self, batch: dict[str, Any], bfloat16: bool = False) -> torch.Tensor:
         """The encoder's word vectors of a batch, with each sentence's treebank embedding (``batch["treebank"]``)
@@ -307,7 +318,7 @@ class Parser(SettingsCheck, nn.Module):
         encoder's share of a parse, the floor of its cost (``spandep benchmark-speed --encoder-only``)."""
         todo = [i for i, s in enumerate(sentences) if len(s) > 0]
         features = {i: sentence_features(self.encoder, sentences[i].forms, sentences[i].upos) for i in todo}
-        bfloat16 = options.precision == "bfloat16" and not self.encoder.int8 and native_bfloat16(self.device())
+        bfloat16 = self.bfloat16(options)
         for batch_ids in token_batches([batch_cost(features[i]) for i in todo], options.batch_tokens):
             idx = [todo[j] for j in batch_ids]
             batch = self.inference_batch([features[i] for i in idx], options)
@@ -337,11 +348,12 @@ class Parser(SettingsCheck, nn.Module):
         inputs = HeadInput.of(x, word_mask, forms)
         columns = {column: [["_"] * len(words) for words in forms] for head in active.values() for column in head.reads}  # unfilled: unknown
         per_head: dict[str, list[list[str]]] = {}
-        for name in _in_order(active):  # a head conditioned on another's column after it
-            head = active[name]
-            head_inputs = replace(inputs, vectors=self.head_vectors(x, head), columns={c: columns[c] for c in head.reads})
-            per_head[name] = head.predict(head_inputs, allowed[name])
-            columns[head.column] = per_head[name]
+        with self.products(options):
+            for name in _in_order(active):  # a head conditioned on another's column after it
+                head = active[name]
+                head_inputs = replace(inputs, vectors=self.head_vectors(x, head), columns={c: columns[c] for c in head.reads})
+                per_head[name] = head.predict(head_inputs, allowed[name])
+                columns[head.column] = per_head[name]
         per_head = {name: head.refine(per_head[name], forms, columns, options.treebank) for name, head in active.items()}
         return [{name: values[b] for name, values in per_head.items()} for b in range(x.size(0))]
 

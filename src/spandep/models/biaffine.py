@@ -48,6 +48,13 @@ class BiaffineScorer(nn.Module):
         s_arc = s_arc.masked_fill(eye, MASKED)  # (batch, 1 + n, 1 + n): no self loops
         return s_arc, (self.rel_dep(x), self.rel_head(x))
 
+    def scores(self, x: torch.Tensor, mask: torch.Tensor, products: torch.autocast) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor]]:
+        """:meth:`score` for a parse, its matrix products in the context ``products`` (``Parser.products``), what it
+        gives back in float32."""
+        with products:
+            s_arc, (dep, head) = self.score(x, mask)  # (batch, 1 + n, 1 + n), 2 × (batch, 1 + n, rel_mlp)
+        return s_arc.float(), (dep.float(), head.float())
+
     def label_scores(self, rel_reps: tuple[torch.Tensor, torch.Tensor], heads: torch.Tensor) -> torch.Tensor:
         """Label scores for each word attached to ``heads (batch, 1 + n)`` → ``(batch, 1 + n, labels)``."""
         dep, head = rel_reps
@@ -114,7 +121,7 @@ class BiaffineParser(Parser):
         fixed = [self.constraints(s, opts) for s in sentences]
         with evaluating(self):
             for idx, batch, x in self.encoded_batches(sentences, opts):
-                s_arc, rel_reps = self.scorer.score(x[..., : self.width], batch["word_mask"])  # (batch, 1 + n, 1 + n)
+                s_arc, rel_reps = self.scorer.scores(x[..., : self.width], batch["word_mask"], self.products(opts))  # (batch, 1 + n, 1 + n)
                 n = torch.tensor([lengths[i] for i in idx])  # (batch,)
                 heads = decode(s_arc.log_softmax(-1), n, [fixed[i] for i in idx])  # (batch, 1 + n)
                 s_rel = restrict(self.scorer.label_scores(rel_reps, heads), allowed)  # (batch, 1 + n, labels)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager as ContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from itertools import groupby
 from operator import itemgetter
@@ -160,7 +161,8 @@ class SpanParts:
     """The modules span inference runs, and nothing else of the parser: ``encode`` (each batch of the non-empty
     sentences encoded under the options given, with its output heads' columns: :data:`Encoded`), the span
     ``proposal``, the ``linker``, the ``word_scorer`` (``None``: none), the dependency ``labels`` and the span
-    ``decoders`` by user-facing name (``mst``, ``projective``)."""
+    ``decoders`` by user-facing name (``mst``, ``projective``); ``products`` gives the context their matrix products
+    run in (``Parser.products``: bfloat16 or not), whose scores are read in float32."""
 
     encode: Callable[[Sequence[Sentence], InferenceOptions], Iterator[Encoded]]
     proposal: SpanProposal
@@ -168,6 +170,7 @@ class SpanParts:
     word_scorer: BiaffineScorer | None
     labels: Sequence[str]
     decoders: Mapping[str, SpanDecoder]
+    products: Callable[[], ContextManager[Any]] = nullcontext
 
 
 @dataclass(frozen=True)
@@ -194,15 +197,16 @@ class SpanInference:
         parts, k, share = self.parts, int(self.options.k or 1), float(self.options.prune or 0.0)
         proposed: dict[int, Proposed] = {}
         for idx, word_mask, x, columns in parts.encode(sentences, self.options):
-            s_start, s_end = parts.proposal(x, word_mask)  # (batch, 1 + n, 1 + n) each
-            start_lp, end_lp = SpanProposal.log_probs(s_start, s_end)  # (batch, 1 + n, 1 + n) each
+            with self.parts.products():
+                s_start, s_end = parts.proposal(x, word_mask)  # (batch, 1 + n, 1 + n) each
+            start_lp, end_lp = SpanProposal.log_probs(s_start.float(), s_end.float())  # (batch, 1 + n, 1 + n) each
             lengths = [len(sentences[i]) for i in idx]
             spans = topk_spans(start_lp, end_lp, lengths, k)
             start_np, end_np = start_lp.cpu().numpy(), end_lp.cpu().numpy()  # (batch, 1 + n, 1 + n) each
             word_arc = None
             if parts.word_scorer is not None:
-                s_arc, (rel_dep, rel_head) = parts.word_scorer.score(x, word_mask)  # (batch, 1 + n, 1 + n)
-                word_arc = s_arc.float().log_softmax(-1).cpu().numpy().astype(np.float64)  # (batch, 1 + n, 1 + n)
+                s_arc, (rel_dep, rel_head) = parts.word_scorer.scores(x, word_mask, self.parts.products())  # (batch, 1 + n, 1 + n)
+                word_arc = s_arc.log_softmax(-1).cpu().numpy().astype(np.float64)  # (batch, 1 + n, 1 + n)
                 rel_dep, rel_head = rel_dep.cpu(), rel_head.cpu()  # (batch, 1 + n, rel_mlp) each
             for row, i in enumerate(idx):
                 m = lengths[row] + 1
@@ -233,8 +237,9 @@ class SpanInference:
                 cands = queries[i].cands
                 items.append((queries[i].state, int(cands.root[c]), int(cands.start[c]), int(cands.end[c])))
             batch = {key: v.to(device) for key, v in linker.make_batch(items).items()}
-            out = linker(batch)
-            parent, child = linker.link_tables(out, mutual)  # (batch, 3, 1 + n) each
+            with self.parts.products():
+                out = linker(batch)
+            parent, child = linker.link_tables(out, mutual)  # (batch, 3, 1 + n) each, float32
             if retrieve:
                 for (i, c), span in zip(todo, retrieve_parents(parent, batch["n_words"])):
                     if span is not None:
@@ -244,12 +249,13 @@ class SpanInference:
                 by_position["child"] = child.cpu()
             by_row: dict[str, torch.Tensor] = {}  # (batch, ...): rows only
             if keep_states:
-                by_row["hidden"] = out.hidden.cpu()  # (batch, 1 + n, d): cut below on axis 1
+                by_row["hidden"] = out.hidden.float().cpu()  # (batch, 1 + n, d): cut below on axis 1
                 if out.query is not None:
-                    by_row["query"] = out.query.cpu()  # (batch, d)
+                    by_row["query"] = out.query.float().cpu()  # (batch, d)
             else:
                 roots = torch.arange(out.parent.size(-1), device=device)  # (1 + n,) every context position as a parent root
-                best_lp, best = linker.label_logp(out, roots, self.allowed).max(-1)  # (batch, 1 + n) each
+                with self.parts.products():
+                    best_lp, best = linker.label_logp(out, roots, self.allowed).max(-1)  # (batch, 1 + n) each
                 by_position["labels"], by_position["label_probs"] = best.cpu(), best_lp.exp().cpu()  # (batch, 1 + n) each
             start = 0
             for i, run in groupby(todo, key=itemgetter(0)):  # one slice per run of a sentence's rows, not one per query

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +180,7 @@ class SpanParser(Parser):
         """The staged inference of a parse with ``options`` over the saved settings (:meth:`settings`)."""
         settings = self.settings(options)
         decoders = {name: DECODERS.get(algorithm) for name, algorithm in self.decoders.items()}
-        parts = SpanParts(self._encoded, self.proposal, self.linker, self.word_scorer, self.labels, decoders)
+        parts = SpanParts(self._encoded, self.proposal, self.linker, self.word_scorer, self.labels, decoders, partial(self.products, settings))
         return SpanInference(parts, settings, self.allowed(LABELS, settings))
 
     def _encoded(self, sentences: Sequence[Sentence], options: InferenceOptions) -> Iterator[Encoded]:
