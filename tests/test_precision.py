@@ -181,3 +181,19 @@ def test_release_leaves_a_mapped_tensor_reading_the_same_and_an_allocated_one_al
     assert torch.equal(mapped, values)
     allocated = values.clone()
     assert release(allocated) is False and torch.equal(allocated, values)
+
+
+def test_word_chars_keep_float32_when_the_character_lstm_gives_bfloat16(monkeypatch):
+    """Under autocast the character LSTM may answer in bfloat16 (oneDNN's choice, by batch); the word vectors it fills
+    stay float32, as the head's other features are."""
+    from spandep.encoders.chars import CharLSTM
+    from spandep.models.heads.context import WordChars
+
+    chars = WordChars(["<pad>", "<unk>", "<root>", "a", "b"], 8)
+    real = CharLSTM.forward
+    monkeypatch.setattr(CharLSTM, "forward", lambda self, ids: real(self, ids).to(torch.bfloat16))
+    mask = torch.tensor([[True, True, True], [True, True, False]])  # (2, 1 + n)
+    with torch.inference_mode():
+        out = chars([["ab", "ba"], ["a"]], mask)  # (2, 3, 8)
+    assert out.dtype == torch.float32 and out.shape == (2, 3, 8)
+    assert bool(out[0, 1].abs().sum() > 0) and bool((out[1, 2] == 0).all()) and bool((out[:, 0] == 0).all())

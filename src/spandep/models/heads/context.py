@@ -54,7 +54,7 @@ class WordChars(nn.Module):
         vectors = self.lstm(ids.to(word_mask.device))  # (types, dim)
         rows = torch.tensor([[b, 1 + i] for b, words in enumerate(forms) for i in range(len(words))], dtype=torch.long)  # (words, 2)
         types = torch.tensor([where[f] for words in forms for f in words], dtype=torch.long)  # (words,)
-        out[rows[:, 0], rows[:, 1]] = vectors[types.to(vectors.device)]  # (batch, 1 + n, dim)
+        out[rows[:, 0], rows[:, 1]] = vectors[types.to(vectors.device)].to(out.dtype)  # (batch, 1 + n, dim); bfloat16 under autocast
         return out
 
 
