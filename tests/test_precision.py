@@ -25,13 +25,12 @@ from conftest import DEV, TINY_BIAFFINE, TINY_SPAN, write_config
 
 
 def matrix_modules(model) -> dict[str, torch.nn.Module]:
-    """The modules whose matrix products a parse runs: the encoder, the output heads, and the span proposal, the
-    linker and the word scorer of a span model or the Biaffine model's scorer (their arc projection: a scorer runs
-    through ``score``, not ``forward``)."""
+    """The modules whose matrix products a parse runs in its precision: the encoder, the output heads, and the span
+    proposal and the word scorer of a span model or the Biaffine model's scorer (their arc projection: a scorer runs
+    through ``score``, not ``forward``); a span model's linker always runs in float32."""
     modules = {"encoder": model.encoder, **{f"head {name}": head for name, head in model.heads.items()}}
-    for name in ("proposal", "linker"):
-        if getattr(model, name, None) is not None:
-            modules[name] = getattr(model, name)
+    if getattr(model, "proposal", None) is not None:
+        modules["proposal"] = model.proposal
     for name in ("word_scorer", "scorer"):
         if getattr(model, name, None) is not None:
             modules[name] = getattr(model, name).arc_dep
@@ -50,12 +49,16 @@ def autocast_seen(model, options: InferenceOptions, monkeypatch: pytest.MonkeyPa
 
     modules = matrix_modules(model)
     hooks = [module.register_forward_hook(record(name)) for name, module in modules.items()]
+    if getattr(model, "linker", None) is not None:
+        hooks.append(model.linker.register_forward_hook(record("linker")))
     sentences = list(read_conllu(DEV))[:6]
     parses = model.parse(sentences, options)
     for hook in hooks:
         hook.remove()
     assert all(sorted(p.heads).count(0) >= 1 and len(p.heads) == len(s) for p, s in zip(parses, sentences))
-    assert set(seen) == set(modules), f"modules that never ran: {set(modules) - set(seen)}"
+    assert set(seen) - {"linker"} == set(modules), f"modules that never ran: {set(modules) - set(seen)}"
+    assert seen.get("linker", {False}) == {False}  # the linker in float32 whatever the precision
+    seen.pop("linker", None)
     vectors = next(model.encoded_batches(sentences, model.settings(options)))[2]  # (batch, 1 + n, width)
     assert vectors.dtype == torch.float32
     return set().union(*seen.values())

@@ -47,7 +47,7 @@ class InferenceOptions:
     log-probabilities in the link scores), ``label_source`` (``linker`` | ``word``) and ``prune`` (a word's proposed
     spans after its best are kept only where their probability is at least this share of the best's: fewer MRC
     queries; 0 keeps all ``k``). ``precision``: the matrix products' ``float32`` or ``bfloat16`` (the encoder's, the output heads', a span model's
-    proposal, linker and word scorer, a Biaffine model's scorer; where the processor computes it natively, else
+    proposal and word scorer, a Biaffine model's scorer; a span model's linker stays float32; where the processor computes it natively, else
     float32; the model's saved choice was checked on dev). ``batch_tokens``: padded
     tokens per batch (lower it if memory runs out). ``treebank``: which of a multi-treebank model's treebanks to
     parse as (its embedding, its labels and classes; docs/design.md, "Several treebanks"); like ``batch_tokens`` it

@@ -44,7 +44,7 @@ def parse(
     k: Optional[int] = typer.Option(None, help="Span models: spans proposed per word (default: the model's, chosen on dev)."),
     lam: Optional[float] = typer.Option(None, help="Span models: weight of link scores against span scores (default: the model's)."),
     batch_tokens: int = typer.Option(DEFAULT_BATCH_TOKENS, help="Words per batch; lower it if memory runs out."),
-    precision: Optional[str] = typer.Option(None, help="The matrix products (the encoder's, the heads', the span stages'): float32 or bfloat16 (where the CPU or GPU computes it natively, else float32; not with --int8); default: the model's, checked on dev."),
+    precision: Optional[str] = typer.Option(None, help="The matrix products (the encoder's, the heads', the scorers' but the span linker's): float32 or bfloat16 (where the CPU or GPU computes it natively, else float32; not with --int8); default: the model's, checked on dev."),
     treebank: Optional[str] = typer.Option(
         None, help="A model trained on several treebanks: the one to parse as (its labels, tags and tokenizer); a shipped name such as fr names its own.",
     ),

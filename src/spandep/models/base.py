@@ -283,8 +283,8 @@ class Parser(SettingsCheck, nn.Module):
 
     def products(self, options: InferenceOptions) -> torch.autocast:
         """The context in which a parse with ``options`` runs the matrix products after the encoder (the output heads',
-        a span model's proposal and linker, the word-level scorer): ``torch.autocast`` to bfloat16 under
-        :meth:`bfloat16`, else off."""
+        a span model's proposal, the word-level scorer; not a span model's linker: ``SpanParts``): ``torch.autocast``
+        to bfloat16 under :meth:`bfloat16`, else off."""
         return torch.autocast(self.device().type, dtype=torch.bfloat16, enabled=self.bfloat16(options))
 
     # ------------------------------------------------------------------ treebanks

@@ -161,8 +161,10 @@ class SpanParts:
     """The modules span inference runs, and nothing else of the parser: ``encode`` (each batch of the non-empty
     sentences encoded under the options given, with its output heads' columns: :data:`Encoded`), the span
     ``proposal``, the ``linker``, the ``word_scorer`` (``None``: none), the dependency ``labels`` and the span
-    ``decoders`` by user-facing name (``mst``, ``projective``); ``products`` gives the context their matrix products
-    run in (``Parser.products``: bfloat16 or not), whose scores are read in float32."""
+    ``decoders`` by user-facing name (``mst``, ``projective``); ``products`` gives the context the proposal's and the
+    word scorer's matrix products run in (``Parser.products``: bfloat16 or not), their scores read in float32. The
+    linker runs in float32: its small products gain little in bfloat16 at one thread and lose at two, where its
+    elementwise work in bfloat16 costs more than its matrix products save (docs/speed.md)."""
 
     encode: Callable[[Sequence[Sentence], InferenceOptions], Iterator[Encoded]]
     proposal: SpanProposal
@@ -237,9 +239,8 @@ class SpanInference:
                 cands = queries[i].cands
                 items.append((queries[i].state, int(cands.root[c]), int(cands.start[c]), int(cands.end[c])))
             batch = {key: v.to(device) for key, v in linker.make_batch(items).items()}
-            with self.parts.products():
-                out = linker(batch)
-            parent, child = linker.link_tables(out, mutual)  # (batch, 3, 1 + n) each, float32
+            out = linker(batch)  # float32: see SpanParts
+            parent, child = linker.link_tables(out, mutual)  # (batch, 3, 1 + n) each
             if retrieve:
                 for (i, c), span in zip(todo, retrieve_parents(parent, batch["n_words"])):
                     if span is not None:
@@ -249,13 +250,12 @@ class SpanInference:
                 by_position["child"] = child.cpu()
             by_row: dict[str, torch.Tensor] = {}  # (batch, ...): rows only
             if keep_states:
-                by_row["hidden"] = out.hidden.float().cpu()  # (batch, 1 + n, d): cut below on axis 1
+                by_row["hidden"] = out.hidden.cpu()  # (batch, 1 + n, d): cut below on axis 1
                 if out.query is not None:
-                    by_row["query"] = out.query.float().cpu()  # (batch, d)
+                    by_row["query"] = out.query.cpu()  # (batch, d)
             else:
                 roots = torch.arange(out.parent.size(-1), device=device)  # (1 + n,) every context position as a parent root
-                with self.parts.products():
-                    best_lp, best = linker.label_logp(out, roots, self.allowed).max(-1)  # (batch, 1 + n) each
+                best_lp, best = linker.label_logp(out, roots, self.allowed).max(-1)  # (batch, 1 + n) each
                 by_position["labels"], by_position["label_probs"] = best.cpu(), best_lp.exp().cpu()  # (batch, 1 + n) each
             start = 0
             for i, run in groupby(todo, key=itemgetter(0)):  # one slice per run of a sentence's rows, not one per query
