@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 import pytest
 import torch
@@ -31,7 +33,7 @@ def word_scores(arc: np.ndarray, labels: int = 3) -> WordScores:
 
 def decode(scored: list[ScoredSentence], labels: list[str], decoder: str, **settings):
     """``SpanInference.decode`` with the span decoder ``decoder`` (by its algorithm's name), λ = 1 and ``settings``."""
-    parts = SpanParts(None, None, None, None, labels, {"mst": DECODERS.get(decoder)})  # type: ignore[arg-type]  # decoding reads labels and decoders only
+    parts = SpanParts(None, None, None, None, labels, {"mst": DECODERS.get(decoder)}, nullcontext)  # type: ignore[arg-type]  # decoding reads labels and decoders only
     options = InferenceOptions(decoder="mst", lam=1.0, retrieval=True, **settings)
     return SpanInference(parts, options).decode(scored)
 

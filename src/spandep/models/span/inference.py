@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager as ContextManager, nullcontext
+from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass, field, replace
 from itertools import groupby
 from operator import itemgetter
@@ -172,7 +172,7 @@ class SpanParts:
     word_scorer: BiaffineScorer | None
     labels: Sequence[str]
     decoders: Mapping[str, SpanDecoder]
-    products: Callable[[], ContextManager[Any]] = nullcontext
+    products: Callable[[], ContextManager[Any]]
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,7 @@ class SpanInference:
         parts, k, share = self.parts, int(self.options.k or 1), float(self.options.prune or 0.0)
         proposed: dict[int, Proposed] = {}
         for idx, word_mask, x, columns in parts.encode(sentences, self.options):
-            with self.parts.products():
+            with parts.products():
                 s_start, s_end = parts.proposal(x, word_mask)  # (batch, 1 + n, 1 + n) each
             start_lp, end_lp = SpanProposal.log_probs(s_start.float(), s_end.float())  # (batch, 1 + n, 1 + n) each
             lengths = [len(sentences[i]) for i in idx]
@@ -207,7 +207,7 @@ class SpanInference:
             start_np, end_np = start_lp.cpu().numpy(), end_lp.cpu().numpy()  # (batch, 1 + n, 1 + n) each
             word_arc = None
             if parts.word_scorer is not None:
-                s_arc, (rel_dep, rel_head) = parts.word_scorer.scores(x, word_mask, self.parts.products())  # (batch, 1 + n, 1 + n)
+                s_arc, (rel_dep, rel_head) = parts.word_scorer.scores(x, word_mask, parts.products())  # (batch, 1 + n, 1 + n)
                 word_arc = s_arc.log_softmax(-1).cpu().numpy().astype(np.float64)  # (batch, 1 + n, 1 + n)
                 rel_dep, rel_head = rel_dep.cpu(), rel_head.cpu()  # (batch, 1 + n, rel_mlp) each
             for row, i in enumerate(idx):
